@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "troupe/runtime/error.hpp"
+#include "troupe/runtime/secret.hpp"
 
 /// @file
 /// troupe's log facade (CAF's own logging is compiled out in Debian's build).
@@ -118,29 +119,6 @@ void write_log(log_level level, std::string_view component,
 
 } // namespace detail
 
-/// A secret value (password, token, key). It formats as `<redacted>` and has
-/// no implicit conversion to a string: `reveal()` is the only way to read it.
-class secret {
-public:
-  secret() = default;
-
-  explicit secret(std::string value) : value_(std::move(value)) {}
-
-  /// The secret itself. Never pass the result to a logger.
-  const std::string& reveal() const noexcept {
-    return value_;
-  }
-
-  bool empty() const noexcept {
-    return value_.empty();
-  }
-
-  friend bool operator==(const secret&, const secret&) = default;
-
-private:
-  std::string value_;
-};
-
 /// A named source of log records, e.g. `logger{"lease"}`.
 class logger {
 public:
@@ -193,12 +171,3 @@ private:
 };
 
 } // namespace troupe::runtime
-
-template <>
-struct fmt::formatter<troupe::runtime::secret>
-  : fmt::formatter<std::string_view> {
-  template <class FormatContext>
-  auto format(const troupe::runtime::secret&, FormatContext& ctx) const {
-    return fmt::formatter<std::string_view>::format("<redacted>", ctx);
-  }
-};

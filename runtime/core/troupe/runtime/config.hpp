@@ -1,0 +1,175 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "troupe/runtime/clock.hpp"
+#include "troupe/runtime/error.hpp"
+#include "troupe/runtime/secret.hpp"
+
+/// @file
+/// troupe's configuration: a schema of declared keys, typed values, and the
+/// layering default < file < environment < command line (DESIGN.md §10).
+///
+/// Keys are snake_case and hierarchical (`lease.ttl`). Environment variables
+/// map as `TROUPE_` + key upper-cased with `.` -> `__`
+/// (`TROUPE_LEASE__TTL`); lists are comma-separated there and on the command
+/// line; flags are `--lease.ttl=5s`. Durations are strings with units
+/// (`"20s"`, `"500ms"`), never bare integers.
+///
+/// An unknown key or a bad value is an error naming the key, the value and
+/// where it came from. Secret values are stored as `secret` and render as
+/// `<redacted>`.
+///
+/// This header is pure (no I/O): the TOML file and the process environment
+/// are read by the edge (config_loader.hpp), which hands the core raw values.
+
+namespace troupe::runtime {
+
+/// The type of a declared key.
+enum class config_type : uint8_t {
+  string,
+  integer,
+  boolean,
+  real,
+  duration,
+  string_list,
+  secret,
+};
+
+/// "string", "integer", ...
+std::string_view to_string(config_type x) noexcept;
+
+/// A declared configuration key.
+struct config_key {
+  /// Dotted snake_case name, e.g. "lease.ttl".
+  std::string name;
+  config_type type = config_type::string;
+  /// The default in the textual form a user would write ("15s", "3",
+  /// "true", "a,b"). Parsed with the same rules as user input; must be valid.
+  std::string default_value;
+  /// One or two sentences for the reference documentation.
+  std::string description;
+  /// Inclusive bounds for integers.
+  std::optional<int64_t> min_integer;
+  std::optional<int64_t> max_integer;
+  /// Inclusive lower bound for durations (e.g. "> 0" is min 1ns).
+  std::optional<timespan> min_duration;
+  /// For string keys: the allowed values (empty = any string).
+  std::vector<std::string> allowed;
+};
+
+/// A typed configuration value.
+using config_value = std::variant<std::string, int64_t, bool, double, timespan,
+                                  std::vector<std::string>, secret>;
+
+/// A raw value as a configuration file yields it, before the schema gives
+/// it a type. Strings from the environment or the command line are always
+/// `std::string` and parsed by the key's type.
+using raw_config_value = std::variant<std::string, int64_t, bool, double,
+                                      std::vector<std::string>>;
+
+/// The set of keys every module declares. Not thread-safe while being
+/// built; read-only afterwards.
+class config_schema {
+public:
+  /// Declares a key. Declaring a name twice, or a default that does not
+  /// parse, is a programmer error (asserts).
+  void add(config_key key);
+
+  /// The key named `name`, or nullptr.
+  const config_key* find(std::string_view name) const;
+
+  /// All keys, sorted by name.
+  std::vector<const config_key*> keys() const;
+
+private:
+  std::map<std::string, config_key, std::less<>> keys_;
+};
+
+/// Where a value came from: "default", "file /etc/troupe.toml",
+/// "env TROUPE_LEASE__TTL", "flag --lease.ttl" or "set by code".
+struct config_origin {
+  std::string text = "default";
+};
+
+/// A complete, validated configuration: every declared key has a value.
+/// Thread-safe for concurrent reads.
+class config {
+public:
+  /// Builds the defaults of `schema`.
+  explicit config(const config_schema& schema);
+
+  /// The value of `key`. Asking for an undeclared key or the wrong type is
+  /// a programmer error (asserts). T is one of the config_value types.
+  template <class T>
+  const T& get(std::string_view key) const {
+    auto i = values_.find(key);
+    TROUPE_ASSERT(i != values_.end());
+    auto* ptr = std::get_if<T>(&i->second.value);
+    TROUPE_ASSERT(ptr != nullptr);
+    return *ptr;
+  }
+
+  /// Where the value of `key` came from.
+  const config_origin& origin(std::string_view key) const;
+
+  /// The value of `key` as text (durations as "20s", lists comma-separated,
+  /// secrets as "<redacted>").
+  std::string render(std::string_view key) const;
+
+  /// Sets `key` from text, with the same parsing and errors as user input.
+  /// `origin` names the source for error messages and `origin()`.
+  error set(std::string_view key, std::string_view text, config_origin origin);
+
+  /// Sets `key` from a raw file value (type-checked against the schema).
+  error set(std::string_view key, const raw_config_value& value,
+            config_origin origin);
+
+  /// The schema this configuration was built from.
+  const config_schema& schema() const noexcept {
+    return *schema_;
+  }
+
+private:
+  struct entry {
+    config_value value;
+    config_origin origin;
+  };
+  const config_schema* schema_;
+  std::map<std::string, entry, std::less<>> values_;
+};
+
+/// Parses a duration with a unit: "250us", "500ms", "20s", "5m", "1h";
+/// fractions are allowed ("1.5s"). Bare numbers, negative values and unknown
+/// units are errors that quote the text.
+expected<timespan> parse_duration(std::string_view text);
+
+/// Renders a duration in the largest unit that keeps it whole: "20s",
+/// "500ms", "1500ms", "250us", "0s".
+std::string render_duration(timespan d);
+
+/// The environment variable of a key: "lease.ttl" -> "TROUPE_LEASE__TTL".
+std::string env_name_of(std::string_view key);
+
+/// The inputs of `load_config` besides the schema (gathered by the edge).
+struct config_sources {
+  /// Path of a TOML file, if any (from `--config=PATH` or TROUPE_CONFIG).
+  std::optional<std::string> file;
+  /// Environment variables (name, value); only TROUPE_* ones matter.
+  std::vector<std::pair<std::string, std::string>> env;
+  /// Command-line arguments of the form `--key=value`.
+  std::vector<std::string> args;
+};
+
+/// The reference documentation of a schema as Markdown: one table row per
+/// key with type, default, environment variable and description.
+std::string render_markdown(const config_schema& schema);
+
+} // namespace troupe::runtime
