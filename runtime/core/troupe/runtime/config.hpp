@@ -72,8 +72,8 @@ using config_value = std::variant<std::string, int64_t, bool, double, timespan,
 /// A raw value as a configuration file yields it, before the schema gives
 /// it a type. Strings from the environment or the command line are always
 /// `std::string` and parsed by the key's type.
-using raw_config_value = std::variant<std::string, int64_t, bool, double,
-                                      std::vector<std::string>>;
+using raw_config_value
+  = std::variant<std::string, int64_t, bool, double, std::vector<std::string>>;
 
 /// The set of keys every module declares. Not thread-safe while being
 /// built; read-only afterwards.
@@ -89,6 +89,12 @@ public:
   /// All keys, sorted by name.
   std::vector<const config_key*> keys() const;
 
+  /// The declared key closest to `name` within an edit distance of 2
+  /// (insertions, deletions, substitutions and swaps of neighbours), or
+  /// nullptr. Ties go to the first key in name order. Used for "did you
+  /// mean" hints.
+  const config_key* closest(std::string_view name) const;
+
 private:
   std::map<std::string, config_key, std::less<>> keys_;
 };
@@ -100,7 +106,8 @@ struct config_origin {
 };
 
 /// A complete, validated configuration: every declared key has a value.
-/// Thread-safe for concurrent reads.
+/// Thread-safe for concurrent reads; `set` must not run concurrently with
+/// anything else. Keeps a pointer to its schema, which must outlive it.
 class config {
 public:
   /// Builds the defaults of `schema`.
@@ -128,6 +135,19 @@ public:
   /// `origin` names the source for error messages and `origin()`.
   error set(std::string_view key, std::string_view text, config_origin origin);
 
+  /// As `set(key, std::string_view{text}, origin)`. Without these two
+  /// overloads a `std::string` or a literal would convert equally well to
+  /// `std::string_view` and to `raw_config_value` (ambiguous).
+  error set(std::string_view key, const std::string& text,
+            config_origin origin) {
+    return set(key, std::string_view{text}, std::move(origin));
+  }
+
+  /// See above.
+  error set(std::string_view key, const char* text, config_origin origin) {
+    return set(key, std::string_view{text}, std::move(origin));
+  }
+
   /// Sets `key` from a raw file value (type-checked against the schema).
   error set(std::string_view key, const raw_config_value& value,
             config_origin origin);
@@ -145,6 +165,20 @@ private:
   const config_schema* schema_;
   std::map<std::string, entry, std::less<>> values_;
 };
+
+/// The errc::unknown_config_key error for `key`, e.g. `unknown key
+/// "lease.tll" (from env TROUPE_LEASE__TLL); did you mean lease.ttl?`. The
+/// hint names `schema.closest(key)`, if any. Never shows a value (an unknown
+/// key may hold a secret).
+error unknown_key_error(const config_schema& schema, std::string_view key,
+                        const config_origin& origin);
+
+/// The errc::bad_config_value error for a value of `key`, e.g. `bad value
+/// "5x" for lease.ttl (from env TROUPE_LEASE__TTL): unknown unit "x" (...)`.
+/// `value` is shown as given (the caller quotes strings); it is left out
+/// when `key` is a secret, so `reason` must never contain the value either.
+error bad_value_error(const config_key& key, std::string_view value,
+                      const config_origin& origin, std::string_view reason);
 
 /// Parses a duration with a unit: "250us", "500ms", "20s", "5m", "1h";
 /// fractions are allowed ("1.5s"). Bare numbers, negative values and unknown
