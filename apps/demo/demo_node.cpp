@@ -1,0 +1,185 @@
+// troupe-demo-node: one competitor of the lease demo.
+//
+// Starts a troupe node with the lease module and competes for one file
+// lease. While it holds the lease it appends one fenced ledger record per
+// second of holding to the ledger file (`<token> <owner> <entry>
+// <mono_ns>`, one O_APPEND write each), each only after check_alive() said
+// it still holds the lease. It tells people (and the launcher, which parses
+// the lines, see demo_ledger.hpp) when it acquires, writes, loses and
+// releases. SIGTERM/SIGINT: stop, release the lease (node shutdown), exit 0.
+//
+// Usage: troupe-demo-node --dir DIR --ledger FILE --owner NAME [--name demo]
+//        [--ttl 2s] [--key=value ...]   (remaining flags: node configuration,
+//        e.g. --log.level=warning)
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "demo_ledger.hpp"
+#include "troupe/lease/caf_glue.hpp"
+#include "troupe/lease/file_lease_backend.hpp"
+#include "troupe/lease/lease_handle.hpp"
+#include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/node.hpp"
+
+using namespace troupe;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_stop_signal(int) {
+  stop_requested.store(true);
+}
+
+int64_t now_ns() {
+  return std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+// One line on stdout, in one write (the launcher reads a pipe).
+void say(const demo::node_event& ev) {
+  auto line = demo::format_node_event(ev) + "\n";
+  [[maybe_unused]] auto n = ::write(STDOUT_FILENO, line.data(), line.size());
+}
+
+struct flags {
+  std::string dir;
+  std::string ledger;
+  std::string owner;
+  std::string name = "demo";
+  std::string ttl = "2s";
+};
+
+// Holds the lease while check_alive() is true; a ledger record per second.
+void hold(lease::lease_handle& lease, int ledger_fd, const std::string& owner) {
+  auto token = lease.token();
+  say({demo::event_kind::acquired, owner, token});
+  uint64_t entry = 0;
+  auto next_write = std::chrono::steady_clock::now();
+  while (!stop_requested) {
+    auto t = now_ns(); // before check_alive(): the record claims this time
+    if (!lease.check_alive()) {
+      say({demo::event_kind::lost, owner, token, 0,
+           "check_alive() turned false"});
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= next_write) {
+      demo::ledger_record rec{token, owner, ++entry, t};
+      auto line = demo::format_ledger_record(rec);
+      if (::write(ledger_fd, line.data(), line.size())
+          == static_cast<ssize_t>(line.size()))
+        say({demo::event_kind::ledger, owner, token, entry});
+      next_write += 1s;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Stop with the launcher, even if it is killed.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  CLI::App app{"troupe-demo-node: one competitor for the demo's file lease"};
+  flags f;
+  app.add_option("--dir", f.dir, "Directory of the lease files")->required();
+  app.add_option("--ledger", f.ledger, "The fenced ledger file")->required();
+  app.add_option("--owner", f.owner, "This node's name")->required();
+  app.add_option("--name", f.name, "Lease name")->capture_default_str();
+  app.add_option("--ttl", f.ttl, "Lease ttl")->capture_default_str();
+  app.allow_extras();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  auto ttl = runtime::parse_duration(f.ttl);
+  if (!ttl) {
+    std::fprintf(stderr, "troupe-demo-node: --ttl: %s\n",
+                 ttl.error().message.c_str());
+    return 2;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+
+  runtime::node_options opts;
+  opts.modules = {lease::lease_module()};
+  opts.sources = runtime::sources_from_process(app.remaining(), nullptr);
+  auto node = runtime::node::start(std::move(opts));
+  if (!node) {
+    std::fprintf(stderr, "troupe-demo-node: %s\n",
+                 node.error().message.c_str());
+    return 1;
+  }
+  lease::file_lease_backend_options bopts;
+  bopts.directory = f.dir;
+  auto backend = lease::file_lease_backend::make(bopts);
+  if (!backend) {
+    std::fprintf(stderr, "troupe-demo-node: %s\n",
+                 backend.error().message.c_str());
+    return 1;
+  }
+  lease::lease_settings settings;
+  settings.name = f.name;
+  settings.owner = f.owner;
+  settings.ttl = *ttl;
+  auto lease = lease::lease_handle::spawn(**node, settings, *backend);
+  if (!lease) {
+    std::fprintf(stderr, "troupe-demo-node: %s\n",
+                 runtime::error_message(lease.error()).c_str());
+    return 1;
+  }
+  auto sub = lease->on_lost([owner = f.owner](const lease::lease_lost& msg) {
+    std::fprintf(stderr, "%s: lease lost: %s\n", owner.c_str(),
+                 msg.reason.c_str());
+  });
+  int ledger_fd
+    = ::open(f.ledger.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (ledger_fd < 0) {
+    std::perror(f.ledger.c_str());
+    return 1;
+  }
+  say({demo::event_kind::competing, f.owner, 0, 0,
+       fmt::format("\"{}\" (pid {}, ttl {}, {})", f.name, ::getpid(),
+                   runtime::render_duration(*ttl), (*backend)->describe())});
+  while (!stop_requested) {
+    auto granted = lease->acquire(5s);
+    if (!granted)
+      std::fprintf(stderr, "%s: acquire failed: %s\n", f.owner.c_str(),
+                   (*node)->system().render(granted.error()).c_str());
+    if (granted && *granted)
+      hold(*lease, ledger_fd, f.owner);
+    else
+      std::this_thread::sleep_for(100ms);
+  }
+  bool held = lease->check_alive();
+  auto token = lease->token();
+  sub.unsubscribe();
+  // Release explicitly to report the outcome; node shutdown would also
+  // release (scenario S6) but only logs a failure.
+  auto err = held ? lease->release(5s) : caf::error{};
+  if (held && !err)
+    say({demo::event_kind::released, f.owner, token});
+  else if (held)
+    std::fprintf(stderr, "%s: release failed: %s\n", f.owner.c_str(),
+                 (*node)->system().render(err).c_str());
+  (*node)->shutdown();
+  ::close(ledger_fd);
+  say({demo::event_kind::stopped, f.owner});
+  return 0;
+}

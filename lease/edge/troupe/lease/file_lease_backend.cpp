@@ -1,0 +1,368 @@
+#include "troupe/lease/file_lease_backend.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "troupe/lease/errc.hpp"
+
+namespace troupe::lease {
+
+namespace {
+
+std::string errno_text(int code) {
+  return std::error_code{code, std::generic_category()}.message();
+}
+
+// Permission and path problems do not heal by retrying.
+backend_status status_of_errno(int code) {
+  switch (code) {
+    case EACCES:
+    case EPERM:
+    case EROFS:
+    case ENAMETOOLONG:
+    case ENOTDIR:
+    case EISDIR:
+    case ELOOP:
+      return backend_status::rejected;
+    default:
+      return backend_status::unavailable;
+  }
+}
+
+errc errc_of(backend_status status) {
+  return status == backend_status::rejected ? errc::backend_rejected
+                                            : errc::backend_unavailable;
+}
+
+backend_reply failure(backend_status status, std::string detail) {
+  backend_reply result;
+  result.status = status;
+  result.detail = std::move(detail);
+  return result;
+}
+
+backend_reply io_failure(const std::string& path, std::string_view what,
+                         int code) {
+  return failure(
+    status_of_errno(code),
+    fmt::format("file store {}: {}: {}", path, what, errno_text(code)));
+}
+
+// Closes a file descriptor (and so drops its OFD lock) on scope exit.
+class unique_fd {
+public:
+  explicit unique_fd(int fd) : fd_(fd) {}
+  ~unique_fd() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  int get() const noexcept {
+    return fd_;
+  }
+
+private:
+  int fd_;
+};
+
+std::error_code create_directories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return ec;
+}
+
+// Opens (or creates) the record file; `created` tells whether it is new.
+int open_record(const std::string& dir, const std::string& path,
+                bool& created) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      created = true;
+      return fd;
+    }
+    if (errno == EEXIST) {
+      fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd >= 0 || errno != ENOENT) // ENOENT: deleted in between, retry
+        return fd;
+    }
+    if (errno != ENOENT || attempt > 0)
+      return -1;
+    // The directory vanished since make(): create it again.
+    if (auto ec = create_directories(dir)) {
+      errno = ec.value();
+      return -1;
+    }
+  }
+  return -1;
+}
+
+// Takes the exclusive OFD lock on the whole file, polling until `bound`.
+// Returns 0, or an errno (EWOULDBLOCK when the bound passed).
+int lock_record(int fd, timespan bound, timespan retry_delay) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 0; // the whole file
+    fl.l_pid = 0; // required for OFD locks
+    if (::fcntl(fd, F_OFD_SETLK, &fl) == 0)
+      return 0;
+    if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+      return errno;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return EWOULDBLOCK;
+    std::this_thread::sleep_for(retry_delay);
+  }
+}
+
+// Reads the whole (small) file; returns 0 or an errno (EFBIG if too large).
+int read_all(int fd, std::string& out) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return errno;
+  if (st.st_size > static_cast<off_t>(max_lease_file_size))
+    return EFBIG;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    auto n = ::pread(fd, out.data() + done, out.size() - done,
+                     static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errno;
+    if (n == 0)
+      break; // shrank meanwhile (cannot happen under the lock)
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return 0;
+}
+
+// Writes `text` at offset 0 with one pwrite (a record is far below a page,
+// so the kernel applies it whole), truncates the file to it and syncs.
+// Returns an empty string or what failed.
+std::string write_record(int fd, const std::string& text) {
+  ssize_t n;
+  do {
+    n = ::pwrite(fd, text.data(), text.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return fmt::format("write failed: {}", errno_text(errno));
+  if (static_cast<size_t>(n) != text.size())
+    return fmt::format("short write ({} of {} bytes)", n, text.size());
+  if (::ftruncate(fd, static_cast<off_t>(text.size())) != 0)
+    return fmt::format("truncate failed: {}", errno_text(errno));
+  if (::fdatasync(fd) != 0)
+    return fmt::format("fdatasync failed: {}", errno_text(errno));
+  return {};
+}
+
+// Makes a new file's directory entry durable (fdatasync covers the data).
+int sync_directory(const std::string& dir) {
+  unique_fd dfd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dfd.get() < 0)
+    return errno;
+  return ::fsync(dfd.get()) == 0 ? 0 : errno;
+}
+
+runtime::expected<std::string> read_boot_id() {
+  static constexpr const char* path = "/proc/sys/kernel/random/boot_id";
+  std::ifstream in{path};
+  std::string id;
+  if (!in || !std::getline(in, id) || id.empty())
+    return runtime::make_error(errc::backend_unavailable,
+                               fmt::format("file store: cannot read the boot "
+                                           "id from {}",
+                                           path));
+  return id;
+}
+
+} // namespace
+
+runtime::expected<std::shared_ptr<file_lease_backend>>
+file_lease_backend::make(file_lease_backend_options opts) {
+  if (opts.directory.empty())
+    return runtime::make_error(errc::backend_rejected,
+                               "file store: the directory is empty");
+  if (auto ec = create_directories(opts.directory))
+    return runtime::make_error(errc_of(status_of_errno(ec.value())),
+                               fmt::format("file store {}: cannot create the "
+                                           "directory: {}",
+                                           opts.directory, ec.message()));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(opts.directory, ec))
+    return runtime::make_error(
+      errc::backend_rejected,
+      fmt::format("file store {}: not a directory", opts.directory));
+  if (opts.boot_id.empty()) {
+    auto id = read_boot_id();
+    if (!id)
+      return id.error();
+    opts.boot_id = std::move(*id);
+  }
+  return std::shared_ptr<file_lease_backend>{
+    new file_lease_backend(std::move(opts))};
+}
+
+file_lease_backend::file_lease_backend(file_lease_backend_options opts)
+  : opts_(std::move(opts)) {
+  worker_ = std::thread{[this] { run_worker(); }};
+}
+
+file_lease_backend::~file_lease_backend() {
+  {
+    std::lock_guard guard{mtx_};
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void file_lease_backend::acquire(const backend_request& req, callback done) {
+  enqueue(backend_op::acquire, req, std::move(done));
+}
+
+void file_lease_backend::renew(const backend_request& req, callback done) {
+  enqueue(backend_op::renew, req, std::move(done));
+}
+
+void file_lease_backend::release(const backend_request& req, callback done) {
+  enqueue(backend_op::release, req, std::move(done));
+}
+
+std::string file_lease_backend::describe() const {
+  return "file store " + opts_.directory;
+}
+
+runtime::error file_lease_backend::validate(const lease_settings& s) const {
+  auto file = lease_file_name(s.name);
+  if (file.size() <= max_lease_file_name)
+    return {};
+  return runtime::make_error(errc::invalid_settings,
+                             fmt::format("lease \"{}\": name is {} bytes as a "
+                                         "file name in the file store (at "
+                                         "most {}, after %-escaping)",
+                                         s.name, file.size(),
+                                         max_lease_file_name));
+}
+
+std::string file_lease_backend::path_of(std::string_view name) const {
+  return (std::filesystem::path{opts_.directory} / lease_file_name(name))
+    .string();
+}
+
+void file_lease_backend::enqueue(backend_op op, const backend_request& req,
+                                 callback done) {
+  auto job = [this, op, req, done = std::move(done)]() mutable {
+    backend_reply reply;
+    try {
+      reply = execute(op, req);
+    } catch (const std::exception& ex) {
+      reply
+        = failure(backend_status::unavailable,
+                  fmt::format("file store {}: {}", opts_.directory, ex.what()));
+    }
+    try {
+      done(std::move(reply));
+    } catch (...) {
+      // The contract says callbacks do not throw; never kill the worker.
+    }
+  };
+  {
+    // Also while stopping: a callback run by the draining worker may queue
+    // a follow-up call, which the worker then runs before it exits.
+    std::lock_guard guard{mtx_};
+    jobs_.emplace_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void file_lease_backend::run_worker() {
+  std::unique_lock guard{mtx_};
+  for (;;) {
+    cv_.wait(guard, [this] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty())
+      return; // stopping, and every queued call is done
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    guard.unlock();
+    job();
+    guard.lock();
+  }
+}
+
+backend_reply file_lease_backend::execute(backend_op op,
+                                          const backend_request& req) {
+  auto path = path_of(req.name);
+  if (lease_file_name(req.name).size() > max_lease_file_name)
+    return failure(backend_status::rejected,
+                   fmt::format("file store {}: the name of lease \"{}\" is too "
+                               "long for a file name",
+                               opts_.directory, req.name));
+  bool created = false;
+  unique_fd fd{open_record(opts_.directory, path, created)};
+  if (fd.get() < 0)
+    return io_failure(path, "cannot open", errno);
+  if (auto err
+      = lock_record(fd.get(), opts_.lock_timeout, opts_.lock_retry_delay)) {
+    if (err == EWOULDBLOCK)
+      return failure(
+        backend_status::unavailable,
+        fmt::format("file store {}: locked by another process "
+                    "for more than {}ms",
+                    path,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                      opts_.lock_timeout)
+                      .count()));
+    return io_failure(path, "cannot lock", err);
+  }
+  std::string text;
+  if (auto err = read_all(fd.get(), text)) {
+    if (err == EFBIG)
+      return failure(backend_status::rejected,
+                     fmt::format("file store {}: larger than {} bytes: not a "
+                                 "lease record",
+                                 path, max_lease_file_size));
+    return io_failure(path, "cannot read", err);
+  }
+  auto file = decode_lease_file(text);
+  if (!file)
+    return failure(backend_status::rejected,
+                   fmt::format("file store {}: corrupt record, {}", path,
+                               file.error().message));
+  auto rec = file->record;
+  if (!text.empty() && file->boot_id != opts_.boot_id) {
+    // Written before a reboot: CLOCK_MONOTONIC restarted, so expires_at
+    // means nothing any more; the holder is gone, the tokens count on.
+    rec.holder.clear();
+    rec.acquisition = 0;
+    rec.expires_at = timestamp{};
+  }
+  auto before = rec;
+  auto reply = apply(op, rec, req, std::chrono::steady_clock::now());
+  reply.detail = "file store " + path;
+  if (rec == before)
+    return reply;
+  if (auto err
+      = write_record(fd.get(), encode_lease_file({opts_.boot_id, rec}));
+      !err.empty())
+    return failure(backend_status::unavailable,
+                   fmt::format("file store {}: {}", path, err));
+  if (created)
+    if (auto err = sync_directory(opts_.directory))
+      return io_failure(opts_.directory, "cannot sync the directory", err);
+  return reply;
+}
+
+} // namespace troupe::lease

@@ -1,0 +1,174 @@
+// lease_contender: one process of the multi-process file-lease test.
+//
+// Starts a troupe node with the lease module, spawns a lease over the file
+// backend and competes for it forever: acquire(); while held, every ~10 ms
+// append a claim line to the shared log file:
+//
+//   <owner> <token> <begin_ns> <end_ns>
+//
+// meaning "from begin_ns to end_ns (CLOCK_MONOTONIC) I held the lease with
+// this fencing token". begin_ns is read right after acquire() returned true;
+// end_ns is read right BEFORE a check_alive() call that returned true, so
+// the whole range lies inside the holder's own view of its lease. Lines are
+// written with one write() on an O_APPEND descriptor, so lines of several
+// processes never interleave. The test judges mutual exclusion from this
+// log alone.
+//
+// SIGTERM/SIGINT: stop competing, shut the node down (which releases the
+// lease and waits for the backend), exit 0. The process also asks for
+// SIGTERM when its parent dies (PR_SET_PDEATHSIG), so a crashed test run
+// leaves no contender behind.
+//
+// Usage: lease_contender --dir D --owner O --log F [--name N] [--ttl 1s]
+//        [--poll 50ms] [--key=value ...]   (remaining flags: node config)
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "troupe/lease/caf_glue.hpp"
+#include "troupe/lease/file_lease_backend.hpp"
+#include "troupe/lease/lease_handle.hpp"
+#include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/node.hpp"
+
+using namespace troupe;
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_stop_signal(int) {
+  stop_requested.store(true);
+}
+
+int64_t now_ns() {
+  return std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+void say(const std::string& text) {
+  auto line = text + "\n";
+  // stdout may be a file shared by nothing else; one write per line anyway.
+  [[maybe_unused]] auto n = ::write(STDOUT_FILENO, line.data(), line.size());
+}
+
+// Sleeps up to `d`, waking early when a stop was requested.
+void nap(std::chrono::milliseconds d) {
+  auto until = std::chrono::steady_clock::now() + d;
+  while (!stop_requested && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::min(d, std::chrono::milliseconds{10}));
+}
+
+// Holds the lease while check_alive() says so, logging claim ranges.
+void hold(lease::lease_handle& lease, int log_fd, const std::string& owner) {
+  auto begin = now_ns();
+  auto token = lease.token();
+  say(fmt::format("{}: acquired token {}", owner, token));
+  while (!stop_requested) {
+    auto end = now_ns(); // read BEFORE check_alive: the claim ends here
+    if (!lease.check_alive()) {
+      say(fmt::format("{}: no longer holding token {}", owner, token));
+      return;
+    }
+    auto line = fmt::format("{} {} {} {}\n", owner, token, begin, end);
+    if (::write(log_fd, line.data(), line.size())
+        != static_cast<ssize_t>(line.size()))
+      say(fmt::format("{}: short write to the claim log", owner));
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  CLI::App app{"lease_contender: competes for a file lease and logs claims"};
+  std::string dir, name = "contended", owner, log_path, ttl_text = "1s",
+                   poll_text = "50ms";
+  app.add_option("--dir", dir, "Directory of the lease files")->required();
+  app.add_option("--name", name, "Lease name");
+  app.add_option("--owner", owner, "Owner identity")->required();
+  app.add_option("--ttl", ttl_text, "Lease ttl, e.g. 1s");
+  app.add_option("--poll", poll_text, "Pause between acquire attempts");
+  app.add_option("--log", log_path, "Shared claim log")->required();
+  app.allow_extras();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  auto ttl = runtime::parse_duration(ttl_text);
+  auto poll = runtime::parse_duration(poll_text);
+  if (!ttl || !poll) {
+    std::fprintf(stderr, "lease_contender: bad --ttl or --poll\n");
+    return 2;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+
+  runtime::node_options opts;
+  opts.modules = {lease::lease_module()};
+  opts.sources = runtime::sources_from_process(app.remaining(), nullptr);
+  auto node = runtime::node::start(std::move(opts));
+  if (!node) {
+    std::fprintf(stderr, "lease_contender: %s\n", node.error().message.c_str());
+    return 1;
+  }
+  lease::file_lease_backend_options bopts;
+  bopts.directory = dir;
+  auto backend = lease::file_lease_backend::make(bopts);
+  if (!backend) {
+    std::fprintf(stderr, "lease_contender: %s\n",
+                 backend.error().message.c_str());
+    return 1;
+  }
+  lease::lease_settings settings;
+  settings.name = name;
+  settings.owner = owner;
+  settings.ttl = *ttl;
+  auto lease = lease::lease_handle::spawn(**node, settings, *backend);
+  if (!lease) {
+    std::fprintf(stderr, "lease_contender: %s\n",
+                 runtime::error_message(lease.error()).c_str());
+    return 1;
+  }
+  int log_fd
+    = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    std::perror(log_path.c_str());
+    return 1;
+  }
+  say(fmt::format("{}: pid {} competing for \"{}\" in {}", owner, ::getpid(),
+                  name, dir));
+  auto pause = std::chrono::duration_cast<std::chrono::milliseconds>(*poll);
+  while (!stop_requested) {
+    auto granted = lease->acquire(std::chrono::seconds{5});
+    if (!granted) {
+      say(fmt::format("{}: acquire failed: {}", owner,
+                      (*node)->system().render(granted.error())));
+      nap(pause);
+    } else if (*granted) {
+      hold(*lease, log_fd, owner);
+    } else {
+      nap(pause);
+    }
+  }
+  say(fmt::format("{}: stopping", owner));
+  (*node)->shutdown(); // releases the lease (awaited) before the system stops
+  ::close(log_fd);
+  say(fmt::format("{}: stopped", owner));
+  return 0;
+}
