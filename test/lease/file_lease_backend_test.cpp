@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "troupe/lease/backend_sync.hpp"
 #include "troupe/lease/errc.hpp"
 #include "troupe/lease/file_lease_backend.hpp"
 
@@ -55,23 +56,10 @@ make_backend(const fs::path& dir, std::string boot_id = {},
 // Runs one call and waits for its reply (which comes from the worker).
 backend_reply call(lease_backend& b, backend_op op,
                    const backend_request& req) {
-  auto promise = std::make_shared<std::promise<backend_reply>>();
-  auto future = promise->get_future();
-  auto done = [promise](backend_reply r) { promise->set_value(std::move(r)); };
-  switch (op) {
-    case backend_op::acquire:
-      b.acquire(req, done);
-      break;
-    case backend_op::renew:
-      b.renew(req, done);
-      break;
-    case backend_op::release:
-      b.release(req, done);
-      break;
-  }
-  if (future.wait_for(10s) != std::future_status::ready)
+  auto reply = call_and_wait(b, op, req, 10s);
+  if (!reply)
     FAIL("no reply within 10s to " << to_string(op));
-  return future.get();
+  return *reply;
 }
 
 backend_request req(std::string owner, uint64_t acquisition, timespan ttl = 10s,

@@ -18,6 +18,8 @@ const char* to_string(errc x) noexcept {
       return "backend_protocol_violation";
     case errc::shutting_down:
       return "shutting_down";
+    case errc::acquire_timeout:
+      return "acquire_timeout";
   }
   return "unknown";
 }

@@ -31,6 +31,9 @@ enum class errc : uint8_t {
   backend_protocol_violation,
   /// The lease actor is gone or shutting down.
   shutting_down,
+  /// acquire() did not complete within the caller's wait; the attempt goes
+  /// on, and a late grant is released at once.
+  acquire_timeout,
 };
 
 /// The enumerator's name, e.g. "backend_unavailable".

@@ -42,20 +42,20 @@ runtime::error validate(const lease_settings& s) {
   if (s.name.empty())
     return invalid(s, "name must not be empty");
   if (s.name.size() > 253)
-    return invalid(s, fmt::format("name is {} bytes long (at most 253)",
-                                  s.name.size()));
+    return invalid(
+      s, fmt::format("name is {} bytes long (at most 253)", s.name.size()));
   if (has_control_chars(s.name))
     return invalid(s, "name contains a control character");
   if (s.owner.empty())
     return invalid(s, "owner must not be empty");
   if (s.owner.size() > 253)
-    return invalid(s, fmt::format("owner is {} bytes long (at most 253)",
-                                  s.owner.size()));
+    return invalid(
+      s, fmt::format("owner is {} bytes long (at most 253)", s.owner.size()));
   if (has_control_chars(s.owner))
     return invalid(s, "owner contains a control character");
   if (s.ttl <= timespan{0})
-    return invalid(s, fmt::format("ttl {} must be positive",
-                                  render_duration(s.ttl)));
+    return invalid(
+      s, fmt::format("ttl {} must be positive", render_duration(s.ttl)));
   if (s.renewal_interval <= timespan{0})
     return invalid(s, fmt::format("renewal_interval {} must be positive",
                                   render_duration(s.renewal_interval)));

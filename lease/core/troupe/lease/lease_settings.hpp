@@ -19,14 +19,16 @@ using runtime::timespan;
 ///
 /// | field               | default                  | meaning |
 /// |---------------------|--------------------------|---------|
-/// | name                | (required)               | unique lease id in the backend |
-/// | owner               | (required)               | this holder's identity (pod name, uuid) |
-/// | ttl                 | 15s                      | expiry without renewal |
-/// | renewal_interval    | ttl / 3                  | time between renewals |
-/// | acquire_retries     | 3                        | max attempts per acquire() (the seed's acquireRetries), >= 1 |
-/// | acquire_retry_delay | 200ms                    | first delay between attempts (doubles, capped at renewal_interval / 2) |
-/// | operation_timeout   | min(5s, renewal_interval)| deadline of one backend call |
-/// | safety_margin       | max(ttl / 10, 200ms)     | subtracted from the local deadline |
+/// | name                | (required)               | unique lease id in the
+/// backend | | owner               | (required)               | this holder's
+/// identity (pod name, uuid) | | ttl                 | 15s | expiry without
+/// renewal | | renewal_interval    | ttl / 3                  | time between
+/// renewals | | acquire_retries     | 3                        | max attempts
+/// per acquire() (the seed's acquireRetries), >= 1 | | acquire_retry_delay |
+/// 200ms                    | first delay between attempts (doubles, capped at
+/// renewal_interval / 2) | | operation_timeout   | min(5s, renewal_interval)|
+/// deadline of one backend call | | safety_margin       | max(ttl / 10, 200ms)
+/// | subtracted from the local deadline |
 ///
 /// A zero `renewal_interval`, `operation_timeout` or `safety_margin` means
 /// "use the default"; `with_defaults()` fills them in. The safety margin

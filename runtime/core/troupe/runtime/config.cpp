@@ -571,4 +571,14 @@ std::string render_markdown(const config_schema& schema) {
   return result;
 }
 
+config_key make_config_key(std::string name, config_type type,
+                           std::string default_value, std::string description) {
+  config_key key;
+  key.name = std::move(name);
+  key.type = type;
+  key.default_value = std::move(default_value);
+  key.description = std::move(description);
+  return key;
+}
+
 } // namespace troupe::runtime

@@ -65,6 +65,11 @@ struct config_key {
   std::vector<std::string> allowed;
 };
 
+/// A key with the four fields every declaration sets; constraints
+/// (bounds, allowed values) are set on the result.
+config_key make_config_key(std::string name, config_type type,
+                           std::string default_value, std::string description);
+
 /// A typed configuration value.
 using config_value = std::variant<std::string, int64_t, bool, double, timespan,
                                   std::vector<std::string>, secret>;

@@ -16,8 +16,7 @@ class secret {
 public:
   secret() = default;
 
-  explicit secret(std::string value) : value_(std::move(value)) {
-  }
+  explicit secret(std::string value) : value_(std::move(value)) {}
 
   /// The secret itself. Never pass the result to a logger.
   const std::string& reveal() const noexcept {

@@ -1,1 +1,146 @@
-// placeholder: being written
+#include "troupe/runtime/node.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/atom.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include "troupe/runtime/caf_clock.hpp"
+#include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/log.hpp"
+
+namespace troupe::runtime {
+
+namespace {
+
+struct node_config : caf::actor_system_config {
+  node_config(const config& cfg, const std::vector<module>& modules,
+              bool deterministic) {
+    for (auto& m : modules)
+      if (m.init_caf)
+        m.init_caf(*this);
+    // CAF's own logger is compiled out in Debian's build; keep it quiet in
+    // case a build has it.
+    set("logger.file-verbosity", caf::atom("quiet"));
+    set("logger.console-verbosity", caf::atom("quiet"));
+    if (deterministic) {
+      set("scheduler.policy", caf::atom("testing"));
+      return;
+    }
+    set("scheduler.max-threads",
+        static_cast<size_t>(cfg.get<int64_t>("scheduler.max_threads")));
+    set("work-stealing.moderate-sleep-duration",
+        caf::timespan{cfg.get<timespan>("scheduler.moderate_sleep")});
+  }
+};
+
+error configure_logging(const config& cfg) {
+  auto level = parse_log_level(cfg.get<std::string>("log.level"));
+  if (!level)
+    return level.error();
+  std::vector<std::shared_ptr<log_sink>> sinks;
+  if (cfg.get<bool>("log.stderr"))
+    sinks.push_back(make_stderr_sink());
+  auto& json = cfg.get<std::string>("log.json_file");
+  if (!json.empty()) {
+    auto sink = make_json_lines_sink(json);
+    if (!sink)
+      return sink.error();
+    sinks.push_back(std::move(*sink));
+  }
+  set_log_sinks(std::move(sinks));
+  set_log_level(*level);
+  return {};
+}
+
+} // namespace
+
+struct node::impl {
+  config_schema schema;
+  std::unique_ptr<config> cfg;
+  std::unique_ptr<node_config> caf_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<caf_clock_source> clock;
+  std::mutex mtx;
+  std::vector<std::pair<std::string, std::function<void()>>> tasks;
+  std::vector<caf::strong_actor_ptr> actors;
+  bool stopped = false;
+};
+
+expected<std::unique_ptr<node>> node::start(node_options opts) {
+  auto st = std::make_unique<impl>();
+  std::vector<module> modules{runtime_module()};
+  modules.insert(modules.end(), opts.modules.begin(), opts.modules.end());
+  for (auto& m : modules)
+    if (m.declare_config)
+      m.declare_config(st->schema);
+  if (opts.declare_app_config)
+    opts.declare_app_config(st->schema);
+  auto cfg = load_config(st->schema, opts.sources);
+  if (!cfg)
+    return cfg.error();
+  st->cfg = std::make_unique<config>(std::move(*cfg));
+  if (auto err = configure_logging(*st->cfg))
+    return err;
+  st->caf_cfg
+    = std::make_unique<node_config>(*st->cfg, modules, opts.deterministic);
+  st->sys = std::make_unique<caf::actor_system>(*st->caf_cfg);
+  st->clock = std::make_unique<caf_clock_source>(st->sys->clock());
+  return std::unique_ptr<node>{new node(std::move(st))};
+}
+
+node::node(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {}
+
+node::~node() {
+  shutdown();
+}
+
+caf::actor_system& node::system() noexcept {
+  return *impl_->sys;
+}
+
+const config& node::cfg() const noexcept {
+  return *impl_->cfg;
+}
+
+const clock_source& node::clock() const noexcept {
+  return *impl_->clock;
+}
+
+void node::on_shutdown(std::string name, std::function<void()> task) {
+  std::lock_guard guard{impl_->mtx};
+  impl_->tasks.emplace_back(std::move(name), std::move(task));
+}
+
+void node::stop_on_shutdown(caf::strong_actor_ptr actor) {
+  std::lock_guard guard{impl_->mtx};
+  impl_->actors.push_back(std::move(actor));
+}
+
+void node::shutdown() {
+  std::vector<std::pair<std::string, std::function<void()>>> tasks;
+  std::vector<caf::strong_actor_ptr> actors;
+  {
+    std::lock_guard guard{impl_->mtx};
+    if (impl_->stopped)
+      return;
+    impl_->stopped = true;
+    tasks.swap(impl_->tasks);
+    actors.swap(impl_->actors);
+  }
+  logger log{"node"};
+  for (auto i = tasks.rbegin(); i != tasks.rend(); ++i) {
+    log.info("shutdown: {}", i->first);
+    i->second();
+  }
+  for (auto& a : actors)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  actors.clear();
+  impl_->sys->await_actors_before_shutdown(false);
+  impl_->sys.reset();
+  flush_logs();
+}
+
+} // namespace troupe::runtime
