@@ -33,17 +33,12 @@
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/node.hpp"
+#include "troupe/runtime/stop_signal.hpp"
 
 using namespace troupe;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::atomic<bool> stop_requested{false};
-
-extern "C" void on_stop_signal(int) {
-  stop_requested.store(true);
-}
 
 int64_t now_ns() {
   return std::chrono::steady_clock::now().time_since_epoch().count();
@@ -69,7 +64,7 @@ void hold(lease::lease_handle& lease, int ledger_fd, const std::string& owner) {
   say({demo::event_kind::acquired, owner, token});
   uint64_t entry = 0;
   auto next_write = std::chrono::steady_clock::now();
-  while (!stop_requested) {
+  while (!runtime::stop_requested()) {
     auto t = now_ns(); // before check_alive(): the record claims this time
     if (!lease.check_alive()) {
       say({demo::event_kind::lost, owner, token, 0,
@@ -112,10 +107,7 @@ int main(int argc, char** argv) {
                  ttl.error().message.c_str());
     return 2;
   }
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
+  runtime::install_stop_signal_handlers();
 
   runtime::node_options opts;
   opts.modules = {lease::lease_module()};
@@ -157,7 +149,7 @@ int main(int argc, char** argv) {
   say({demo::event_kind::competing, f.owner, 0, 0,
        fmt::format("\"{}\" (pid {}, ttl {}, {})", f.name, ::getpid(),
                    runtime::render_duration(*ttl), (*backend)->describe())});
-  while (!stop_requested) {
+  while (!runtime::stop_requested()) {
     auto granted = lease->acquire(5s);
     if (!granted)
       std::fprintf(stderr, "%s: acquire failed: %s\n", f.owner.c_str(),

@@ -42,16 +42,11 @@
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/node.hpp"
+#include "troupe/runtime/stop_signal.hpp"
 
 using namespace troupe;
 
 namespace {
-
-std::atomic<bool> stop_requested{false};
-
-extern "C" void on_stop_signal(int) {
-  stop_requested.store(true);
-}
 
 int64_t now_ns() {
   return std::chrono::steady_clock::now().time_since_epoch().count();
@@ -63,19 +58,12 @@ void say(const std::string& text) {
   [[maybe_unused]] auto n = ::write(STDOUT_FILENO, line.data(), line.size());
 }
 
-// Sleeps up to `d`, waking early when a stop was requested.
-void nap(std::chrono::milliseconds d) {
-  auto until = std::chrono::steady_clock::now() + d;
-  while (!stop_requested && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::min(d, std::chrono::milliseconds{10}));
-}
-
 // Holds the lease while check_alive() says so, logging claim ranges.
 void hold(lease::lease_handle& lease, int log_fd, const std::string& owner) {
   auto begin = now_ns();
   auto token = lease.token();
   say(fmt::format("{}: acquired token {}", owner, token));
-  while (!stop_requested) {
+  while (!runtime::stop_requested()) {
     auto end = now_ns(); // read BEFORE check_alive: the claim ends here
     if (!lease.check_alive()) {
       say(fmt::format("{}: no longer holding token {}", owner, token));
@@ -114,10 +102,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lease_contender: bad --ttl or --poll\n");
     return 2;
   }
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
+  runtime::install_stop_signal_handlers();
 
   runtime::node_options opts;
   opts.modules = {lease::lease_module()};
@@ -154,16 +139,16 @@ int main(int argc, char** argv) {
   say(fmt::format("{}: pid {} competing for \"{}\" in {}", owner, ::getpid(),
                   name, dir));
   auto pause = std::chrono::duration_cast<std::chrono::milliseconds>(*poll);
-  while (!stop_requested) {
+  while (!runtime::stop_requested()) {
     auto granted = lease->acquire(std::chrono::seconds{5});
     if (!granted) {
       say(fmt::format("{}: acquire failed: {}", owner,
                       (*node)->system().render(granted.error())));
-      nap(pause);
+      runtime::sleep_unless_stopped(pause);
     } else if (*granted) {
       hold(*lease, log_fd, owner);
     } else {
-      nap(pause);
+      runtime::sleep_unless_stopped(pause);
     }
   }
   say(fmt::format("{}: stopping", owner));
