@@ -64,7 +64,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   auto* doc_cmd = app.add_subcommand("doc", "print the Markdown reference");
   auto* check_cmd = app.add_subcommand(
-    "check", "validate file/env/flags and print the effective values");
+    "check",
+    "validate a configuration and print every effective value with its "
+    "origin.\nArguments: [--config=PATH] [--key=value ...] (note the '='); "
+    "TROUPE_* environment variables (TROUPE_LEASE__TTL=10s) apply too.");
   check_cmd->allow_extras();
   CLI11_PARSE(app, argc, argv);
   if (doc_cmd->parsed())

@@ -328,10 +328,15 @@ bool launcher::kill_holder() {
     t.elapsed = steady::now() - killed_at;
     t.successor = holder_;
     t.successor_token = holder_token_;
-    say(fmt::format("takeover by {} in {} (floor: ttl {} after {}'s last "
-                    "renewal)",
+    // The record expires ttl after the victim's last renewal, which came
+    // at most renewal_interval (ttl / 3) before the kill.
+    say(fmt::format("takeover by {} {} after the kill (expected {} to {}: "
+                    "{}'s record expires ttl {} after its last renewal, "
+                    "which came up to ttl/3 before the kill)",
                     t.successor, demo::format_seconds(t.elapsed),
-                    runtime::render_duration(opts_.ttl), t.victim));
+                    demo::format_seconds(opts_.ttl - opts_.ttl / 3),
+                    demo::format_seconds(opts_.ttl), t.victim,
+                    runtime::render_duration(opts_.ttl)));
   }
   if (!interrupted)
     takeovers_.push_back(t);

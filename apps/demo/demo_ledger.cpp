@@ -231,8 +231,8 @@ void judge_ledger(const verdict_input& in,
     out.violations.push_back(
       fmt::format("{} stale-token records were accepted", stale_accepted));
   out.report.push_back(fmt::format(
-    "ledger: {} records, {} accepted, {} stale-token records rejected by the "
-    "fence, {} accepted",
+    "ledger: {} records, {} accepted; stale-token records: {} rejected by "
+    "the fence, {} accepted (any accepted one would be a violation)",
     line_no, fence.accepted(), fence.rejected(), stale_accepted));
 }
 
@@ -253,8 +253,8 @@ void judge_takeovers(const verdict_input& in, verdict& out) {
       times.push_back(describe(t));
   }
   out.report.push_back(fmt::format(
-    "takeovers after SIGKILL: {} (floor: ttl {} after the dead holder's last "
-    "renewal)",
+    "takeovers after SIGKILL: {} (each expected between ttl - ttl/3 and "
+    "ttl {} after the kill: the record expires ttl after the last renewal)",
     times.empty() ? "none" : fmt::format("{}", fmt::join(times, ", ")),
     runtime::render_duration(in.ttl)));
   if (static_cast<int>(in.takeovers.size()) < in.kills_requested)
