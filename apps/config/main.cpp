@@ -69,7 +69,13 @@ int main(int argc, char** argv) {
     "origin.\nArguments: [--config=PATH] [--key=value ...] (note the '='); "
     "TROUPE_* environment variables (TROUPE_LEASE__TTL=10s) apply too.");
   check_cmd->allow_extras();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help is success; any other parse error is a usage error (exit 2).
+    auto rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
   if (doc_cmd->parsed())
     return doc();
   return check(check_cmd->remaining());

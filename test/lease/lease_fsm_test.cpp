@@ -383,9 +383,15 @@ TEST_CASE("lease_fsm: scenario L4: a grant after the caller gave up is "
           "released") {
   driver d;
   d.acquire(1, 1s);
-  d.now += 1500ms; // the caller's acquire timed out meanwhile
+  d.now += 1500ms; // the caller's wait ended; its timer has not run yet
   d.reply(backend_status::ok, 6);
-  CHECK(d.acquires.empty()); // nobody to answer
+  // The caller is answered (acquire_timeout), exactly once, and the grant
+  // is released rather than kept.
+  REQUIRE(d.acquires.size() == 1);
+  CHECK(d.acquires[0].answer.err.code
+        == static_cast<uint8_t>(errc::acquire_timeout));
+  d.fire(timer_kind::caller_deadline); // the late timer answers nobody again
+  CHECK(d.acquires.size() == 1);
   CHECK_FALSE(d.alive());
   CHECK(d.fsm.state() == lease_state::releasing);
   CHECK(d.last_call().op == backend_op::release);
@@ -569,4 +575,20 @@ TEST_CASE("lease_fsm: a late renewal reply during release is not an orphan") {
   d.step(backend_replied{renew.attempt, r});
   CHECK(d.notices.empty());
   CHECK(d.last_call().op == backend_op::release);
+}
+
+TEST_CASE("lease_fsm: a grant answers live waiters and times out expired "
+          "ones, each exactly once") {
+  driver d;
+  d.acquire(1, 1s);
+  d.acquire(2, 10s);
+  d.now += 2s; // waiter 1's wait ended, its timer not yet processed
+  d.reply(backend_status::ok, 3);
+  REQUIRE(d.acquires.size() == 2);
+  CHECK(d.acquires[0].request_ids == std::vector<uint64_t>{1});
+  CHECK(d.acquires[0].answer.err.code
+        == static_cast<uint8_t>(errc::acquire_timeout));
+  CHECK(d.acquires[1].request_ids == std::vector<uint64_t>{2});
+  CHECK(d.acquires[1].answer.acquired);
+  CHECK(d.fsm.state() == lease_state::held);
 }

@@ -3,7 +3,7 @@
 // schedules of delays, failures, hangs and lost replies. Checked at every
 // simulated instant: never two handles with check_alive() true; tokens of
 // successive holders strictly increase. A failure prints the seed; set
-// TROUPE_SEED=<n> to replay one schedule.
+// LEASE_SIM_SEED=<n> to replay one schedule.
 //
 // The checker is shown to catch planted bugs (a store that double-grants, a
 // store that reuses tokens) within the same seed budget.
@@ -193,8 +193,8 @@ std::optional<std::string> run_schedule(uint64_t seed, planted bug) {
 struct quiet_logs {
   runtime::log_level old = runtime::current_log_level();
   quiet_logs() {
-    // TROUPE_SIM_LOG=1 keeps the lease actors' log lines (for replays).
-    if (!std::getenv("TROUPE_SIM_LOG"))
+    // LEASE_SIM_LOG=1 keeps the lease actors' log lines (for replays).
+    if (!std::getenv("LEASE_SIM_LOG"))
       runtime::set_log_level(runtime::log_level::off);
   }
   ~quiet_logs() {
@@ -203,7 +203,7 @@ struct quiet_logs {
 };
 
 std::vector<uint64_t> seeds() {
-  if (auto env = std::getenv("TROUPE_SEED"))
+  if (auto env = std::getenv("LEASE_SIM_SEED"))
     return {std::strtoull(env, nullptr, 10)};
   std::vector<uint64_t> result;
   for (uint64_t i = 1; i <= seed_budget; ++i)
@@ -221,7 +221,7 @@ TEST_CASE("lease safety: never two holders alive, tokens increase, under "
     auto violation = run_schedule(seed, planted::none);
     if (violation)
       FAIL("seed " << seed << ": " << *violation
-                   << " (replay with TROUPE_SEED=" << seed << ")");
+                   << " (replay with LEASE_SIM_SEED=" << seed << ")");
     ++ran;
   }
   CHECK(ran == seeds().size());

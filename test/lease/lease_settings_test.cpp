@@ -20,16 +20,17 @@ lease_settings valid() {
 
 TEST_CASE("lease_settings: defaults follow the seed and DESIGN.md §10") {
   auto s = valid().with_defaults();
-  CHECK(s.renewal_interval == 5s);  // ttl / 3
-  CHECK(s.safety_margin == 1500ms); // max(ttl / 10, 200ms)
-  CHECK(s.operation_timeout == 5s); // min(5s, renewal_interval)
+  CHECK(s.renewal_interval == 5s);      // ttl / 3
+  CHECK(s.safety_margin == 1500ms);     // max(ttl / 10, 200ms)
+  CHECK(s.operation_timeout == 2500ms); // min(5s, renewal_interval / 2)
   CHECK(s.acquire_retries == 3);
   CHECK(s.acquire_retry_delay == 200ms);
   auto small = valid();
   small.ttl = 1s;
   auto d = small.with_defaults();
   CHECK(d.safety_margin == 200ms);
-  CHECK(d.operation_timeout == d.renewal_interval);
+  CHECK(d.operation_timeout == d.renewal_interval / 2);
+  CHECK_FALSE(validate(d));
   CHECK_FALSE(validate(s));
 }
 
@@ -77,6 +78,17 @@ TEST_CASE("lease_settings: invalid settings name the field and the value") {
       row{"negative delay",
           [](lease_settings& s) { s.acquire_retry_delay = -5ms; },
           "acquire_retry_delay"},
+      row{"huge ttl (overflow guard)",
+          [](lease_settings& s) { s.ttl = std::chrono::hours{2562047}; },
+          "is longer than 24h"},
+      row{"no room for a renewal retry",
+          [](lease_settings& s) {
+            s.ttl = 1s;
+            s.renewal_interval = 500ms;
+            s.operation_timeout = 200ms;
+            s.safety_margin = 200ms;
+          },
+          "would leave no time for a retry"},
       row{"timeout > renewal",
           [](lease_settings& s) { s.operation_timeout = 6s; },
           "operation_timeout 6s must not exceed renewal_interval 5s"},

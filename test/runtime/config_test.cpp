@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -754,7 +755,8 @@ TEST_CASE("secrets: no error and no documentation shows a secret value") {
 
 // -- sources ------------------------------------------------------------------
 
-TEST_CASE("sources_from_process: keeps TROUPE_* variables and -- arguments") {
+TEST_CASE("sources_from_process: keeps TROUPE_* variables and every "
+          "argument before a bare --") {
   using row = std::tuple<strings, strings, std::string, strings, strings>;
   auto [argv, envp, file, args, env]
     = GENERATE(table<strings, strings, std::string, strings, strings>({
@@ -762,7 +764,7 @@ TEST_CASE("sources_from_process: keeps TROUPE_* variables and -- arguments") {
       row{{"prog", "--lease.ttl=5s", "positional", "-v", "--x"},
           {"PATH=/bin", "TROUPE_LEASE__TTL=1s", "MY_TROUPE_X=1"},
           "",
-          {"--lease.ttl=5s", "--x"},
+          {"--lease.ttl=5s", "positional", "-v", "--x"},
           {"TROUPE_LEASE__TTL=1s"}},
       row{{"prog", "--config=/etc/t.toml", "--", "--after=1"},
           {"TROUPE_CONFIG=/x.toml", "TROUPE_A=b=c"},
@@ -833,4 +835,45 @@ TEST_CASE("render_markdown: one row per key, sorted, with every column") {
   }
   CHECK(std::count(doc.begin(), doc.end(), '\n')
         == static_cast<long>(test_schema().keys().size() + 2));
+}
+
+TEST_CASE("load_config: a stray argument is an error, never ignored") {
+  config_schema schema;
+  schema.add(make_config_key("lease.ttl", config_type::duration, "15s", "x"));
+  for (std::string arg : {"lease.ttl=5x", "-lease.ttl=5s", "positional"}) {
+    auto cfg = load_config(schema, make_config_sources({arg}, {}));
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(cfg.error().message, Catch::Contains(arg));
+    CHECK_THAT(cfg.error().message, Catch::Contains("expected --key=value"));
+  }
+}
+
+TEST_CASE("load_config: deeply nested TOML is refused before parsing") {
+  config_schema schema;
+  schema.add(make_config_key("a.b", config_type::string, "", "x"));
+  char path[] = "/tmp/troupe-nested-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  std::string text
+    = "a = " + std::string(10000, '[') + std::string(10000, ']') + "\n";
+  REQUIRE(write(fd, text.data(), text.size())
+          == static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto cfg = load_config(
+    schema, make_config_sources({"--config=" + std::string{path}}, {}));
+  std::remove(path);
+  REQUIRE_FALSE(cfg);
+  CHECK_THAT(cfg.error().message, Catch::Contains("nested 10000 deep"));
+}
+
+TEST_CASE("load_config: the error list is capped") {
+  config_schema schema;
+  schema.add(make_config_key("a.b", config_type::string, "", "x"));
+  std::vector<std::string> args;
+  for (int i = 0; i < 80; ++i)
+    args.push_back("--unknown" + std::to_string(i) + "=1");
+  auto cfg = load_config(schema, make_config_sources(args, {}));
+  REQUIRE_FALSE(cfg);
+  CHECK_THAT(cfg.error().message, Catch::StartsWith("80 configuration errors"));
+  CHECK_THAT(cfg.error().message, Catch::Contains("... and 30 more"));
 }

@@ -369,11 +369,10 @@ void lease_fsm::on_timer(const timer_fired& x, timestamp now) {
         return;
       }
       lose(fmt::format(
-        "lease \"{}\": local deadline passed: no successful renewal for {} "
-        "({} failed attempts; last: {})",
+        "lease \"{}\": local deadline passed: no successful renewal for "
+        "{:.3f}s ({} failed attempts; last: {})",
         settings_.name,
-        render_duration(
-          std::chrono::duration_cast<timespan>(now - last_success_start_)),
+        std::chrono::duration<double>(now - last_success_start_).count(),
         failures_, last_failure_.empty() ? "none" : last_failure_));
       return;
   }

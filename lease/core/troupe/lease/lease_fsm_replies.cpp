@@ -97,11 +97,10 @@ void lease_fsm::on_acquire_outcome(const attempt_info& info, const outcome& o,
         finish_acquire({false, 0, {}, err});
         break;
       }
-      bool anyone_waiting
-        = std::any_of(acquire_waiters_.begin(), acquire_waiters_.end(),
-                      [&](const waiter& w) { return w.caller_deadline > now; });
-      std::erase_if(acquire_waiters_,
-                    [&](const waiter& w) { return w.caller_deadline <= now; });
+      // Callers whose wait ended before their timer ran get their
+      // acquire_timeout answer now: every request is answered exactly once.
+      expire_waiters(now);
+      bool anyone_waiting = !acquire_waiters_.empty();
       if (!anyone_waiting && !release_after_acquire_) {
         // Every caller gave up: keeping the grant would make an orphan
         // holder that blocks others until the ttl ends (scenario L4).

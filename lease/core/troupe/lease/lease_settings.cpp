@@ -17,7 +17,8 @@ lease_settings lease_settings::with_defaults() const {
   if (result.renewal_interval == timespan{0})
     result.renewal_interval = result.ttl / 3;
   if (result.operation_timeout == timespan{0})
-    result.operation_timeout = std::min<timespan>(5s, result.renewal_interval);
+    result.operation_timeout
+      = std::min<timespan>(5s, result.renewal_interval / 2);
   if (result.safety_margin == timespan{0})
     result.safety_margin = std::max<timespan>(result.ttl / 10, 200ms);
   return result;
@@ -56,6 +57,10 @@ runtime::error validate(const lease_settings& s) {
   if (s.ttl <= timespan{0})
     return invalid(
       s, fmt::format("ttl {} must be positive", render_duration(s.ttl)));
+  if (s.ttl > max_lease_duration)
+    return invalid(s, fmt::format("ttl {} is longer than {}",
+                                  render_duration(s.ttl),
+                                  render_duration(max_lease_duration)));
   if (s.renewal_interval <= timespan{0})
     return invalid(s, fmt::format("renewal_interval {} must be positive",
                                   render_duration(s.renewal_interval)));
@@ -75,6 +80,10 @@ runtime::error validate(const lease_settings& s) {
                                   render_duration(s.ttl)));
   if (s.acquire_retries < 1)
     return invalid(s, "acquire_retries must be at least 1");
+  if (s.acquire_retry_delay > max_lease_duration)
+    return invalid(s, fmt::format("acquire_retry_delay {} is longer than {}",
+                                  render_duration(s.acquire_retry_delay),
+                                  render_duration(max_lease_duration)));
   if (s.acquire_retry_delay < timespan{0})
     return invalid(s, fmt::format("acquire_retry_delay {} must not be negative",
                                   render_duration(s.acquire_retry_delay)));
@@ -86,6 +95,16 @@ runtime::error validate(const lease_settings& s) {
                                   "renewal_interval {}",
                                   render_duration(s.operation_timeout),
                                   render_duration(s.renewal_interval)));
+  // One renewal may time out and a retry must still fit before the local
+  // deadline: a single failed renewal is not a lost lease (scenario L2).
+  if (s.renewal_interval + 2 * s.operation_timeout + s.safety_margin > s.ttl)
+    return invalid(
+      s, fmt::format("renewal_interval {} + 2 x operation_timeout {} + "
+                     "safety_margin {} exceeds ttl {}: a timed-out renewal "
+                     "would leave no time for a retry",
+                     render_duration(s.renewal_interval),
+                     render_duration(s.operation_timeout),
+                     render_duration(s.safety_margin), render_duration(s.ttl)));
   return {};
 }
 

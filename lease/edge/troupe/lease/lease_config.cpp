@@ -38,7 +38,7 @@ void declare_lease_config(runtime::config_schema& schema) {
   schema.add(runtime::make_config_key(
     "lease.operation_timeout", config_type::duration, "0s",
     "Deadline of one backend call; 0s means min(5s, "
-    "renewal_interval)."));
+    "renewal_interval / 2)."));
   schema.add(
     runtime::make_config_key("lease.safety_margin", config_type::duration, "0s",
                              "Subtracted from the local deadline; 0s means "

@@ -30,11 +30,48 @@ using toml_value = toml::value;
 // One key of the file: its raw value or why it has none.
 struct file_entry {
   std::string key;
-  uint32_t line = 0;
+  const toml_value* value = nullptr; // for the line number of an error
   std::optional<raw_config_value> raw;
   std::string shown;  // the value as text, for errors
   std::string reason; // when raw is empty
 };
+
+// Bounds that keep a hostile or broken file from exhausting the stack
+// (toml11 parses nested arrays and inline tables recursively) or time.
+constexpr size_t max_file_bytes = 1024 * 1024;
+constexpr int max_nesting = 32;
+constexpr size_t max_listed_errors = 50;
+
+// The deepest nesting of [ ] and { } in TOML text outside strings and
+// comments ("[a.b]" headers count 1). Approximate but conservative.
+int nesting_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+    } else if (c == '"' || c == '\'') {
+      bool multi = text.substr(i, 3) == std::string(3, c);
+      auto close = multi ? std::string(3, c) : std::string(1, c);
+      i += close.size();
+      while (i < text.size() && text.substr(i, close.size()) != close) {
+        if (c == '"' && text[i] == '\\')
+          ++i;
+        else if (!multi && text[i] == '\n')
+          break;
+        ++i;
+      }
+      i += close.size() - 1;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 std::string show_toml(const toml_value& v) {
   switch (v.type()) {
@@ -60,8 +97,7 @@ std::string show_toml(const toml_value& v) {
 }
 
 file_entry entry_of(std::string key, const toml_value& v) {
-  file_entry result{
-    std::move(key), v.location().line(), std::nullopt, show_toml(v), {}};
+  file_entry result{std::move(key), &v, std::nullopt, show_toml(v), {}};
   switch (v.type()) {
     case toml::value_t::string:
       result.raw = v.as_string().str;
@@ -132,15 +168,38 @@ void load_file(config& cfg, const std::string& path,
     errors.push_back(file_error(path, "is a directory"));
     return;
   }
+  if (std::filesystem::is_regular_file(status)
+      && std::filesystem::file_size(path, ec) > max_file_bytes) {
+    errors.push_back(file_error(
+      path, fmt::format("larger than {} bytes; is it the right file?",
+                        max_file_bytes)));
+    return;
+  }
   std::ifstream in{path, std::ios::binary};
   if (!in) {
     errors.push_back(file_error(
       path, fmt::format("cannot open it: {}", std::strerror(errno))));
     return;
   }
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  if (text.size() > max_file_bytes) { // a pipe or a device
+    errors.push_back(file_error(
+      path, fmt::format("larger than {} bytes; is it the right file?",
+                        max_file_bytes)));
+    return;
+  }
+  if (auto depth = nesting_depth(text); depth > max_nesting) {
+    errors.push_back(file_error(
+      path, fmt::format("arrays or tables nested {} deep (at most {})", depth,
+                        max_nesting)));
+    return;
+  }
   std::vector<file_entry> entries;
+  toml_value root;
   try {
-    flatten(toml::parse(in, path), "", entries);
+    std::istringstream stream{text};
+    root = toml::parse(stream, path);
+    flatten(root, "", entries);
   } catch (const toml::exception& ex) {
     errors.push_back(file_error(path, summarize(ex)));
     return;
@@ -148,18 +207,30 @@ void load_file(config& cfg, const std::string& path,
     errors.push_back(file_error(path, ex.what()));
     return;
   }
-  // toml11 keeps tables unordered: report in the file's order.
-  std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) {
-    return std::tie(x.line, x.key) < std::tie(y.line, y.key);
-  });
   config_origin origin{fmt::format("file {}", path)};
+  std::vector<std::pair<const file_entry*, error>> problems;
   for (auto& e : entries) {
     const auto* key = cfg.schema().find(e.key);
     if (key == nullptr)
-      errors.push_back(unknown_key_error(cfg.schema(), e.key, origin));
+      problems.emplace_back(&e, unknown_key_error(cfg.schema(), e.key, origin));
     else if (!e.raw)
-      errors.push_back(bad_value_error(*key, e.shown, origin, e.reason));
+      problems.emplace_back(&e,
+                            bad_value_error(*key, e.shown, origin, e.reason));
     else if (auto err = cfg.set(e.key, *e.raw, origin))
+      problems.emplace_back(&e, std::move(err));
+  }
+  // toml11 keeps tables unordered: report problems in the file's order.
+  // Line numbers cost a scan of the file each, so only problems get one.
+  if (problems.size() <= max_listed_errors) {
+    std::vector<std::pair<uint32_t, error>> ordered;
+    for (auto& [e, err] : problems)
+      ordered.emplace_back(e->value->location().line(), std::move(err));
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](auto& x, auto& y) { return x.first < y.first; });
+    for (auto& [line, err] : ordered)
+      errors.push_back(std::move(err));
+  } else {
+    for (auto& [e, err] : problems)
       errors.push_back(std::move(err));
   }
 }
@@ -220,8 +291,11 @@ error combine(std::vector<error> errors) {
   if (errors.size() == 1)
     return std::move(errors.front());
   auto msg = fmt::format("{} configuration errors:", errors.size());
-  for (const auto& err : errors)
-    msg += fmt::format("\n  {}", err.message);
+  for (size_t i = 0; i < errors.size() && i < max_listed_errors; ++i)
+    msg += fmt::format("\n  {}", errors[i].message);
+  if (errors.size() > max_listed_errors)
+    msg
+      += fmt::format("\n  ... and {} more", errors.size() - max_listed_errors);
   return error{errors.front().category, errors.front().code, std::move(msg)};
 }
 
@@ -268,8 +342,8 @@ config_sources make_config_sources(
   for (const auto& arg : args) {
     if (arg == "--")
       break;
-    if (!std::string_view{arg}.starts_with("--"))
-      continue;
+    // Every other argument must be --key=value: load_config reports the
+    // rest (a stray "lease.ttl=5x" is a mistake, never silently ignored).
     if (std::string_view{arg}.starts_with(config_flag)
         && arg.size() > config_flag.size())
       result.file = arg.substr(config_flag.size());

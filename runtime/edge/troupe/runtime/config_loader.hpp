@@ -45,8 +45,10 @@ expected<config> load_config(const config_schema& schema,
                              const config_sources& sources);
 
 /// Builds sources from arguments and environment variables (pure): keeps
-/// env variables whose name starts with `TROUPE_` and arguments that start
-/// with `--`, up to a bare `--` (positional arguments follow it). `file` is
+/// env variables whose name starts with `TROUPE_` and every argument up to
+/// a bare `--` (positional arguments follow it); load_config reports any of
+/// them that is not `--key=value`, so a mistyped flag is never silently
+/// ignored. An application removes its own flags first. `file` is
 /// set from TROUPE_CONFIG (if non-empty) and overridden by the last
 /// `--config=PATH`; both also stay in `env`/`args`, where load_config
 /// treats them the same way.
