@@ -3,10 +3,14 @@
 // Starts N troupe-demo-node processes that compete for one file lease,
 // shows who holds it with which fencing token, kills the holder with
 // SIGKILL `--kills` times (waiting for each takeover), stops everything with
-// SIGTERM and prints a verdict computed only from the ledger file and the
-// nodes' output (demo_ledger.hpp). Exit 0: every invariant held; 1: one was
-// violated; 2: bad flags; 130: interrupted. SIGINT/SIGTERM are forwarded to
-// the nodes; the nodes also stop when the launcher dies (PR_SET_PDEATHSIG).
+// SIGTERM and prints a verdict computed only from the ledger file, the
+// nodes' output and how each node ended (demo_verdict.hpp). Exit 0: every
+// invariant held; 1: one was violated; 2: bad flags, a --dir in use by
+// another troupe-demo or unusable, or a setup error (the nodes failed or
+// nobody acquired the lease: the demo could not run); 130: interrupted.
+// SIGINT/SIGTERM are forwarded to the nodes as SIGTERM (they release the
+// lease and stop); if the launcher dies, the kernel SIGKILLs them
+// (PR_SET_PDEATHSIG, which also ends a frozen one).
 
 #include <algorithm>
 #include <atomic>
@@ -15,30 +19,29 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iostream>
-#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "demo_io.hpp"
 #include "demo_ledger.hpp"
+#include "demo_nodes.hpp"
+#include "demo_options.hpp"
+#include "demo_verdict.hpp"
 #include "troupe/runtime/config.hpp"
 
-extern char** environ;
-
 using namespace troupe;
+using namespace troupe::demo;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using steady = std::chrono::steady_clock;
@@ -51,44 +54,22 @@ extern "C" void on_interrupt(int) {
   interrupted.store(true);
 }
 
-struct options {
-  int nodes = 3;
-  runtime::timespan ttl = 2s;
-  int kills = 2;
-  bool freeze = false;
-  bool quiet = false;
-  std::string dir;
-  std::string node_binary;
-};
-
-// One troupe-demo-node: its pid and the read end of its stdout.
-struct node_proc {
-  std::string name;
-  pid_t pid = -1;
-  int out_fd = -1;
-  std::string pending; // an incomplete output line
-  std::optional<int> status;
-  bool running() const {
-    return pid > 0 && !status;
-  }
-};
-
 class launcher {
 public:
   explicit launcher(options opts) : opts_(std::move(opts)) {}
 
   ~launcher() {
-    // Never leave a node behind, whatever happened.
-    for (auto& n : nodes_)
-      if (n.running())
-        ::kill(n.pid, SIGKILL);
-    for (auto& n : nodes_) {
-      if (n.running())
-        ::waitpid(n.pid, nullptr, 0);
-      if (n.out_fd >= 0)
-        ::close(n.out_fd);
-    }
+    for (int fd : log_fds_)
+      if (fd >= 0)
+        ::close(fd);
+    if (ledger_fd_ >= 0)
+      ::close(ledger_fd_);
+    if (lock_fd_ >= 0)
+      ::close(lock_fd_); // drops the flock
   }
+
+  launcher(const launcher&) = delete;
+  launcher& operator=(const launcher&) = delete;
 
   int run();
 
@@ -102,25 +83,39 @@ private:
     std::fflush(stdout);
   }
 
+  runtime::timespan holder_bound() const {
+    return 2 * opts_.ttl + 10s;
+  }
+
+  bool prepare();
   bool spawn_all();
   void pump(std::chrono::milliseconds timeout);
   void on_line(node_proc& n, const std::string& line);
+  void on_exit(node_proc& n);
   void tail_ledger();
-  void reap();
+  int live_others(const std::string& name) const {
+    return nodes_.running_except(name);
+  }
   bool wait_until(const std::function<bool()>& pred, runtime::timespan bound);
-  bool hold_a_while();
-  bool kill_holder();
+  bool wait_for_holder(const std::string& context);
+  bool has_successor(const std::string& victim, const std::string& step);
+  bool hold_a_while(const std::string& context);
+  bool kill_holder(int number);
   bool freeze_holder();
+  void resume_after_freeze(node_proc& victim, const demo::takeover& t);
   void stop_all();
   int finish();
 
   options opts_;
   steady::time_point start_ = steady::now();
   fs::path ledger_;
-  std::vector<node_proc> nodes_;
+  int lock_fd_ = -1;
+  int ledger_fd_ = -1;       // read end of the ledger (the nodes append)
+  std::vector<int> log_fds_; // node-N.log, until node N is started
   std::vector<demo::node_event> events_;
   std::vector<demo::takeover> takeovers_;
   std::optional<demo::takeover> freeze_;
+  std::optional<demo::early_end> ended_early_;
   // Live view (the verdict recomputes everything from the files/outputs).
   std::string holder_;
   uint64_t holder_token_ = 0;
@@ -128,50 +123,65 @@ private:
   demo::ledger_fence fence_;
   off_t ledger_offset_ = 0;
   std::string ledger_pending_;
+  // Last: destroyed first, so that no node outlives the files above.
+  node_group nodes_{
+    [this](node_proc& n, const std::string& line) { on_line(n, line); },
+    [this](node_proc& n) { on_exit(n); }};
 };
+
+// Takes the directory for this run (flock on .demo.lock, held until exit)
+// and opens every file the launcher writes or reads, before any node
+// starts: a missing file is created, anything but a regular file is an
+// error naming it.
+bool launcher::prepare() {
+  fs::path dir{opts_.dir};
+  std::string error;
+  auto lock = dir / ".demo.lock";
+  lock_fd_ = open_regular(lock, O_RDWR | O_CREAT, error);
+  if (lock_fd_ < 0)
+    return complain(error);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    return complain(errno == EWOULDBLOCK
+                      ? fmt::format("--dir {} is in use by another troupe-demo "
+                                    "({} is locked)",
+                                    opts_.dir, lock.string())
+                      : fmt::format("{}: cannot lock: {}", lock.string(),
+                                    std::strerror(errno)));
+  auto leases = dir / "leases";
+  struct stat st {};
+  if (::stat(leases.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return complain(fmt::format("{} is {}, not a directory (the lease files go "
+                                "there)",
+                                leases.string(), kind_of(st.st_mode)));
+  ledger_ = dir / "ledger.txt";
+  // A fresh ledger for this run.
+  ledger_fd_ = open_regular(ledger_, O_RDWR | O_CREAT | O_TRUNC, error);
+  if (ledger_fd_ < 0)
+    return complain(error);
+  for (int i = 1; i <= opts_.nodes; ++i) {
+    auto log = dir / fmt::format("node-{}.log", i);
+    log_fds_.push_back(open_regular(log, O_WRONLY | O_CREAT | O_TRUNC, error));
+    if (log_fds_.back() < 0)
+      return complain(error);
+  }
+  return true;
+}
 
 bool launcher::spawn_all() {
   for (int i = 1; i <= opts_.nodes; ++i) {
-    node_proc n;
-    n.name = fmt::format("node-{}", i);
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      return false;
-    auto log = (fs::path{opts_.dir} / (n.name + ".log")).string();
-    std::vector<std::string> args{opts_.node_binary,
-                                  "--dir",
-                                  (fs::path{opts_.dir} / "leases").string(),
-                                  "--ledger",
-                                  ledger_.string(),
-                                  "--owner",
-                                  n.name,
-                                  "--ttl",
-                                  runtime::render_duration(opts_.ttl),
-                                  "--log.level=warning"};
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY,
-                                     0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    auto rc
-      = ::posix_spawn(&n.pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(fds[1]);
-    if (rc != 0) {
-      ::close(fds[0]);
-      std::fprintf(stderr, "troupe-demo: cannot start %s: %s\n",
-                   opts_.node_binary.c_str(), std::strerror(rc));
-      return false;
-    }
-    n.out_fd = fds[0];
-    ::fcntl(n.out_fd, F_SETFL, ::fcntl(n.out_fd, F_GETFL) | O_NONBLOCK);
-    nodes_.push_back(std::move(n));
+    auto name = fmt::format("node-{}", i);
+    auto log = fs::path{opts_.dir} / (name + ".log");
+    auto& log_fd = log_fds_[static_cast<size_t>(i - 1)];
+    auto error = nodes_.spawn(
+      name, log,
+      {opts_.node_binary, "--dir", (fs::path{opts_.dir} / "leases").string(),
+       "--ledger", ledger_.string(), "--owner", name, "--ttl",
+       runtime::render_duration(opts_.ttl), "--launcher-pid",
+       std::to_string(::getpid()), "--log.level=warning"},
+      log_fd);
+    log_fd = -1; // closed by spawn
+    if (!error.empty())
+      return complain(error);
   }
   return true;
 }
@@ -207,16 +217,9 @@ void launcher::on_line(node_proc& n, const std::string& line) {
 }
 
 void launcher::tail_ledger() {
-  int fd = ::open(ledger_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::pread(fd, buf, sizeof(buf), ledger_offset_)) > 0) {
-    ledger_offset_ += n;
-    ledger_pending_.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
+  auto text = read_from(ledger_fd_, ledger_offset_);
+  ledger_offset_ += static_cast<off_t>(text.size());
+  ledger_pending_ += text;
   size_t pos;
   while ((pos = ledger_pending_.find('\n')) != std::string::npos) {
     auto line = ledger_pending_.substr(0, pos);
@@ -239,54 +242,29 @@ void launcher::tail_ledger() {
   }
 }
 
-void launcher::reap() {
-  for (auto& n : nodes_) {
-    if (!n.running())
-      continue;
-    int status = 0;
-    if (::waitpid(n.pid, &status, WNOHANG) == n.pid) {
-      n.status = status;
-      if (WIFSIGNALED(status))
-        say(fmt::format("{} (pid {}) died: {}", n.name, n.pid,
-                        strsignal(WTERMSIG(status))));
-      else if (WEXITSTATUS(status) != 0)
-        say(fmt::format("{} (pid {}) exited with status {} (see {}.log)",
-                        n.name, n.pid, WEXITSTATUS(status), n.name));
-    }
+void launcher::on_exit(node_proc& n) {
+  auto status = *n.status;
+  if (n.signalled) {
+    if (WIFSIGNALED(status))
+      say(fmt::format("{} (pid {}) died: {}", n.name, n.pid,
+                      strsignal(WTERMSIG(status))));
+    else if (WEXITSTATUS(status) != 0)
+      say(fmt::format("{} (pid {}) exited with code {} (see {})", n.name, n.pid,
+                      WEXITSTATUS(status), n.log.string()));
+    return;
+  }
+  say(fmt::format("{} (pid {}) {}, not stopped by the demo (see {})", n.name,
+                  n.pid, describe_status(status), n.log.string()));
+  if (n.name == holder_) {
+    say(fmt::format("{} held token {}: waiting for the next holder", n.name,
+                    holder_token_));
+    holder_.clear();
   }
 }
 
 void launcher::pump(std::chrono::milliseconds timeout) {
-  std::vector<pollfd> fds;
-  std::vector<node_proc*> owners;
-  for (auto& n : nodes_)
-    if (n.out_fd >= 0) {
-      fds.push_back({n.out_fd, POLLIN, 0});
-      owners.push_back(&n);
-    }
-  if (fds.empty())
-    std::this_thread::sleep_for(timeout);
-  else
-    ::poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
-  for (size_t i = 0; i < fds.size(); ++i) {
-    auto& n = *owners[i];
-    char buf[4096];
-    ssize_t got;
-    while ((got = ::read(n.out_fd, buf, sizeof(buf))) > 0)
-      n.pending.append(buf, static_cast<size_t>(got));
-    size_t pos;
-    while ((pos = n.pending.find('\n')) != std::string::npos) {
-      auto line = n.pending.substr(0, pos);
-      n.pending.erase(0, pos + 1);
-      on_line(n, line);
-    }
-    if (got == 0) { // every writer is gone
-      ::close(n.out_fd);
-      n.out_fd = -1;
-    }
-  }
+  nodes_.pump(timeout);
   tail_ledger();
-  reap();
 }
 
 bool launcher::wait_until(const std::function<bool()>& pred,
@@ -300,31 +278,85 @@ bool launcher::wait_until(const std::function<bool()>& pred,
   return true;
 }
 
-// Lets the current holder write two ledger entries (about a second).
-bool launcher::hold_a_while() {
-  auto bound = 2 * opts_.ttl + 10s;
-  return wait_until([&] { return !holder_.empty(); }, bound)
-         && wait_until([&] { return holder_entries_ >= 2 || holder_.empty(); },
-                       bound);
+// Waits for a holder (none: the last one lost the lease or exited on its
+// own); false, with ended_early_ set, if none came.
+bool launcher::wait_for_holder(const std::string& context) {
+  if (holder_.empty() && !events_.empty())
+    say(fmt::format("nobody holds the lease right now; waiting for the next "
+                    "holder {}",
+                    context));
+  auto bound = holder_bound();
+  wait_until([&] { return !holder_.empty() || live_others("") == 0; }, bound);
+  if (!holder_.empty())
+    return true;
+  if (!interrupted && !ended_early_) {
+    auto running = live_others("");
+    ended_early_ = demo::early_end{
+      running == 0 ? fmt::format("every node had exited {}", context)
+                   : fmt::format("no node held the lease within {} {}",
+                                 demo::format_seconds(bound), context),
+      running};
+    say(ended_early_->why);
+  }
+  return false;
 }
 
-bool launcher::kill_holder() {
+// True if a node besides the holder `victim` runs to take over; else the
+// demo ends early (excused: the other nodes ended on their own).
+bool launcher::has_successor(const std::string& victim,
+                             const std::string& step) {
+  if (live_others(victim) > 0)
+    return true;
+  ended_early_ = demo::early_end{
+    fmt::format("{} is the only node left running, so {} was skipped "
+                "(nobody could take over)",
+                victim, step),
+    0};
+  say(ended_early_->why);
+  return false;
+}
+
+// Lets the current holder write two ledger entries (about a second).
+bool launcher::hold_a_while(const std::string& context) {
+  if (!wait_for_holder(context))
+    return false;
+  if (wait_until([&] { return holder_entries_ >= 2 || holder_.empty(); },
+                 holder_bound()))
+    return true;
+  if (!interrupted && !ended_early_) {
+    ended_early_ = demo::early_end{
+      fmt::format("{} held the lease but wrote fewer than 2 ledger entries "
+                  "in {} {}",
+                  holder_, demo::format_seconds(holder_bound()), context),
+      live_others("")};
+    say(ended_early_->why);
+  }
+  return false;
+}
+
+bool launcher::kill_holder(int number) {
+  if (!wait_for_holder(fmt::format("before kill {}", number)))
+    return false;
   demo::takeover t;
   t.victim = holder_;
   t.victim_token = holder_token_;
-  auto victim = std::find_if(nodes_.begin(), nodes_.end(),
-                             [&](auto& n) { return n.name == t.victim; });
-  if (victim == nodes_.end() || !victim->running())
+  auto* victim = nodes_.find(t.victim);
+  if (victim == nullptr)
+    return complain(
+      fmt::format("the holder {} is none of the demo's nodes", t.victim));
+  if (!has_successor(t.victim, fmt::format("kill {}", number)))
     return false;
   say(fmt::format("killing {} (holder of token {}) with SIGKILL", t.victim,
                   t.victim_token));
   auto killed_at = steady::now();
-  ::kill(victim->pid, SIGKILL);
+  nodes_.signal(*victim, SIGKILL);
   holder_.clear();
-  auto ok = wait_until(
-    [&] { return !holder_.empty() && holder_token_ > t.victim_token; },
-    2 * opts_.ttl + 10s);
-  if (ok) {
+  auto taken
+    = [&] { return !holder_.empty() && holder_token_ > t.victim_token; };
+  wait_until([&] { return taken() || live_others(t.victim) == 0; },
+             holder_bound());
+  t.live_others = live_others(t.victim);
+  if (taken()) {
     t.elapsed = steady::now() - killed_at;
     t.successor = holder_;
     t.successor_token = holder_token_;
@@ -337,59 +369,81 @@ bool launcher::kill_holder() {
                     demo::format_seconds(opts_.ttl - opts_.ttl / 3),
                     demo::format_seconds(opts_.ttl), t.victim,
                     runtime::render_duration(opts_.ttl)));
+  } else if (!interrupted) {
+    say(fmt::format("nobody took over from {} ({} other node(s) running)",
+                    t.victim, t.live_others));
   }
   if (!interrupted)
     takeovers_.push_back(t);
-  return ok;
+  return taken();
 }
 
 // SIGSTOPs the holder until another takes over, then resumes it: it must
 // notice (check_alive() false) and write nothing with its old token.
 bool launcher::freeze_holder() {
+  if (!wait_for_holder("before the freeze"))
+    return false;
   demo::takeover t;
   t.victim = holder_;
   t.victim_token = holder_token_;
-  auto victim = std::find_if(nodes_.begin(), nodes_.end(),
-                             [&](auto& n) { return n.name == t.victim; });
-  if (victim == nodes_.end() || !victim->running())
+  auto* victim = nodes_.find(t.victim);
+  if (victim == nullptr)
+    return complain(
+      fmt::format("the holder {} is none of the demo's nodes", t.victim));
+  if (!has_successor(t.victim, "the freeze"))
     return false;
-  bool ok = false;
-  for (int attempt = 0; attempt < 3 && !ok && !interrupted; ++attempt) {
+  auto taken = [&] {
+    return !holder_.empty() && holder_ != t.victim
+           && holder_token_ > t.victim_token;
+  };
+  for (int attempt = 0; attempt < 3 && !interrupted; ++attempt) {
     say(fmt::format("freezing {} (holder of token {}) with SIGSTOP", t.victim,
                     t.victim_token));
     auto frozen_at = steady::now();
-    ::kill(victim->pid, SIGSTOP);
-    ok = wait_until(
-      [&] {
-        return holder_token_ > t.victim_token && holder_ != t.victim
-               && !holder_.empty();
-      },
-      2 * opts_.ttl + 5s);
-    if (ok) {
+    nodes_.signal(*victim, SIGSTOP);
+    wait_until([&] { return taken() || live_others(t.victim) == 0; },
+               2 * opts_.ttl + 5s);
+    if (taken()) {
       t.elapsed = steady::now() - frozen_at;
       t.successor = holder_;
       t.successor_token = holder_token_;
       say(fmt::format("takeover by {} in {} while {} is frozen", t.successor,
                       demo::format_seconds(t.elapsed), t.victim));
-    } else {
-      // Frozen inside a backend call, it keeps the file lock: nobody can
-      // take over (by design). Thaw it and try again.
-      say(fmt::format("no takeover: {} was frozen holding the file lock; "
-                      "resuming it and trying again",
-                      t.victim));
-      ::kill(victim->pid, SIGCONT);
-      wait_until([] { return false; }, 300ms);
+      break;
     }
+    nodes_.signal(*victim, SIGCONT);
+    if (interrupted)
+      break; // not a failed takeover: the user stopped the demo
+    if (live_others(t.victim) == 0) {
+      say(fmt::format("no other node is running to take over from {}; "
+                      "resumed it",
+                      t.victim));
+      break;
+    }
+    // Frozen inside a backend call, it keeps the file lock: nobody can
+    // take over (by design). Thaw it and try again.
+    say(fmt::format("no takeover: {} was frozen holding the file lock; "
+                    "resumed it, trying again",
+                    t.victim));
+    wait_until([] { return false; }, 300ms);
   }
+  t.live_others = live_others(t.victim);
   if (!interrupted)
     freeze_ = t;
-  if (!ok)
+  if (t.successor.empty())
     return false;
+  resume_after_freeze(*victim, t);
+  return true;
+}
+
+// Lets the successor write, then resumes the frozen victim and waits for
+// it to report the loss.
+void launcher::resume_after_freeze(node_proc& victim, const demo::takeover& t) {
   wait_until([&] { return holder_entries_ >= 1; }, 2 * opts_.ttl + 5s);
   say(fmt::format("resuming {} (SIGCONT): it must see check_alive() false and "
                   "write nothing with token {}",
                   t.victim, t.victim_token));
-  ::kill(victim->pid, SIGCONT);
+  nodes_.signal(victim, SIGCONT);
   auto reported = [&] {
     return std::any_of(events_.begin(), events_.end(), [&](auto& e) {
       return e.kind == demo::event_kind::lost && e.owner == t.victim
@@ -397,35 +451,28 @@ bool launcher::freeze_holder() {
     });
   };
   wait_until(reported, opts_.ttl + 5s);
-  return true;
 }
 
 void launcher::stop_all() {
-  say("stopping every node (SIGTERM)");
-  for (auto& n : nodes_)
-    if (n.running())
-      ::kill(n.pid, SIGTERM);
-  auto all_done = [&] {
-    return std::none_of(nodes_.begin(), nodes_.end(),
-                        [](auto& n) { return n.running() || n.out_fd >= 0; });
-  };
+  if (live_others("") > 0)
+    say("stopping every node (SIGTERM)");
+  nodes_.signal_all(SIGTERM);
+  nodes_.signal_all(SIGCONT); // a frozen one must run to act on SIGTERM
   auto until = steady::now() + 10s;
-  while (!all_done() && steady::now() < until)
+  while (!nodes_.all_done() && steady::now() < until)
     pump(50ms);
-  for (auto& n : nodes_)
-    if (n.running()) {
+  for (auto& n : nodes_.all())
+    if (n.running())
       say(fmt::format("{} did not stop within 10s: SIGKILL", n.name));
-      ::kill(n.pid, SIGKILL);
-    }
+  nodes_.signal_all(SIGKILL);
   until = steady::now() + 5s;
-  while (!all_done() && steady::now() < until)
+  while (!nodes_.all_done() && steady::now() < until)
     pump(50ms);
 }
 
 int launcher::finish() {
-  std::ifstream in{ledger_};
   demo::verdict_input vin;
-  vin.ledger_text.assign(std::istreambuf_iterator<char>{in}, {});
+  vin.ledger_text = read_from(ledger_fd_, 0);
   vin.events = events_;
   vin.takeovers = takeovers_;
   vin.kills_requested
@@ -433,6 +480,13 @@ int launcher::finish() {
   vin.ttl = opts_.ttl;
   vin.freeze = freeze_;
   vin.freeze_requested = opts_.freeze && !interrupted;
+  for (auto& n : nodes_.all())
+    vin.nodes.push_back(demo::node_report{
+      n.name, n.status ? describe_status(*n.status) : std::string{},
+      n.status && !n.signalled, demo::stderr_tail(read_tail(n.log))});
+  vin.ended_early = ended_early_;
+  vin.holder_bound = holder_bound();
+  vin.interrupted = interrupted;
   auto v = demo::judge(vin);
   std::printf("\nverdict (from %s and the nodes' output):\n", ledger_.c_str());
   for (auto& line : v.report)
@@ -445,14 +499,25 @@ int launcher::finish() {
     std::printf("INTERRUPTED\n");
     return 130;
   }
-  std::printf("%s\n", v.ok() ? "PASS: every invariant held"
-                             : "FAIL: an invariant was violated");
-  return v.ok() ? 0 : 1;
+  if (v.setup_error)
+    std::printf("setup error: %s\n", v.setup_error->c_str());
+  switch (v.exit_code()) {
+    case 0:
+      std::printf("PASS: every invariant held\n");
+      break;
+    case 1:
+      std::printf("FAIL: an invariant was violated\n");
+      break;
+    default:
+      std::printf("the demo could not run: no verdict on the lease\n");
+      break;
+  }
+  return v.exit_code();
 }
 
 int launcher::run() {
-  ledger_ = fs::path{opts_.dir} / "ledger.txt";
-  std::ofstream{ledger_, std::ios::trunc}; // a fresh ledger for this run
+  if (!prepare())
+    return 2;
   if (!opts_.quiet)
     std::printf("troupe demo: %d nodes compete for one file lease (ttl %s) "
                 "in %s; the holder is killed %d time(s)%s\n",
@@ -461,108 +526,17 @@ int launcher::run() {
                 opts_.freeze ? ", then frozen once" : "");
   if (!spawn_all()) {
     stop_all();
-    return 1;
+    return 2;
   }
-  bool completed = hold_a_while();
-  if (!completed && !interrupted)
-    say("nobody acquired the lease in time");
-  for (int i = 0; completed && i < opts_.kills; ++i)
-    completed = kill_holder() && hold_a_while();
+  bool completed = hold_a_while("after the start");
+  for (int i = 1; completed && i <= opts_.kills; ++i)
+    completed = kill_holder(i) && hold_a_while(fmt::format("after kill {}", i));
   if (completed && opts_.freeze)
-    completed = freeze_holder() && hold_a_while();
+    completed = freeze_holder() && hold_a_while("after the freeze");
   if (interrupted)
     say("interrupted");
   stop_all();
   return finish();
-}
-
-// Parses the flags; nullopt after printing help (exit 0) or a usage error
-// naming the flag (exit 2), as `exit_code` says.
-std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
-  CLI::App app{"troupe-demo: processes compete for a file lease; holders "
-               "are killed; a fenced ledger checks the outcome"};
-  options o;
-  std::string ttl = "2s";
-  app.add_option("--nodes", o.nodes, "Number of competing node processes")
-    ->check(CLI::Range(2, 20))
-    ->capture_default_str();
-  app.add_option("--ttl", ttl, "Lease ttl (500ms .. 60s)")
-    ->capture_default_str()
-    ->check([](const std::string& text) -> std::string {
-      auto d = runtime::parse_duration(text);
-      if (!d)
-        return d.error().message;
-      if (*d < 500ms || *d > 60s)
-        return "must be between 500ms and 60s";
-      return {};
-    });
-  app.add_option("--kills", o.kills, "How many times the holder is SIGKILLed")
-    ->check(CLI::Range(0, 19))
-    ->capture_default_str();
-  app.add_flag("--freeze", o.freeze,
-               "After the kills, freeze the holder (SIGSTOP) until another "
-               "takes over, then resume it");
-  app.add_flag("--quiet", o.quiet, "Print only the verdict");
-  app.add_option("--dir", o.dir,
-                 "Working directory (default: a fresh temp "
-                 "directory)");
-  app.add_option("--node-binary", o.node_binary,
-                 "Path of troupe-demo-node (default: next to troupe-demo)");
-  try {
-    app.parse(argc, argv);
-    if (o.kills >= o.nodes)
-      throw CLI::ValidationError(
-        "--kills", fmt::format("{} must be less than --nodes {}: somebody must "
-                               "survive to take over",
-                               o.kills, o.nodes));
-    if (o.freeze && o.kills + 2 > o.nodes)
-      throw CLI::ValidationError(
-        "--freeze", fmt::format("needs --nodes of at least --kills + 2 ({}): "
-                                "somebody must take over from the frozen "
-                                "holder",
-                                o.kills + 2));
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    exit_code = 0;
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "troupe-demo: " << e.what() << "\n\n" << app.help();
-    exit_code = 2;
-    return std::nullopt;
-  }
-  o.ttl = *runtime::parse_duration(ttl);
-  return o;
-}
-
-// Fills in --node-binary and --dir defaults; false after printing why not.
-bool complete(options& o) {
-  if (o.node_binary.empty()) {
-    std::error_code ec;
-    auto self = fs::read_symlink("/proc/self/exe", ec);
-    o.node_binary = (self.parent_path() / "troupe-demo-node").string();
-  }
-  if (::access(o.node_binary.c_str(), X_OK) != 0) {
-    std::fprintf(stderr,
-                 "troupe-demo: --node-binary %s: not an executable file\n",
-                 o.node_binary.c_str());
-    return false;
-  }
-  if (o.dir.empty()) {
-    auto tmpl = (fs::temp_directory_path() / "troupe-demo-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) {
-      std::perror("troupe-demo: cannot create a temp directory");
-      return false;
-    }
-    o.dir = tmpl;
-  }
-  std::error_code ec;
-  fs::create_directories(o.dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "troupe-demo: --dir %s: %s\n", o.dir.c_str(),
-                 ec.message().c_str());
-    return false;
-  }
-  return true;
 }
 
 } // namespace

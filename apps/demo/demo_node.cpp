@@ -6,11 +6,12 @@
 // <mono_ns>`, one O_APPEND write each), each only after check_alive() said
 // it still holds the lease. It tells people (and the launcher, which parses
 // the lines, see demo_ledger.hpp) when it acquires, writes, loses and
-// releases. SIGTERM/SIGINT: stop, release the lease (node shutdown), exit 0.
+// releases; its last line is "stopped". SIGTERM/SIGINT: stop, release the
+// lease (node shutdown), exit 0. SIGKILLed when the launcher dies.
 //
 // Usage: troupe-demo-node --dir DIR --ledger FILE --owner NAME [--name demo]
-//        [--ttl 2s] [--key=value ...]   (remaining flags: node configuration,
-//        e.g. --log.level=warning)
+//        [--ttl 2s] [--launcher-pid PID] [--key=value ...]   (remaining
+//        flags: node configuration, e.g. --log.level=warning)
 
 #include <atomic>
 #include <chrono>
@@ -86,20 +87,31 @@ void hold(lease::lease_handle& lease, int ledger_fd, const std::string& owner) {
 } // namespace
 
 int main(int argc, char** argv) {
-  // Stop with the launcher, even if it is killed.
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // Die with the launcher, even if it is killed. SIGKILL, not SIGTERM: a
+  // node frozen by --freeze (SIGSTOP) never runs a pending SIGTERM and
+  // would stay stopped forever. A normal stop is the launcher's SIGTERM.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   CLI::App app{"troupe-demo-node: one competitor for the demo's file lease"};
   flags f;
+  pid_t launcher_pid = 0;
   app.add_option("--dir", f.dir, "Directory of the lease files")->required();
   app.add_option("--ledger", f.ledger, "The fenced ledger file")->required();
   app.add_option("--owner", f.owner, "This node's name")->required();
   app.add_option("--name", f.name, "Lease name")->capture_default_str();
   app.add_option("--ttl", f.ttl, "Lease ttl")->capture_default_str();
+  app.add_option("--launcher-pid", launcher_pid,
+                 "Exit at once unless this is the parent (the launcher died "
+                 "before PR_SET_PDEATHSIG took effect)");
   app.allow_extras();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (launcher_pid != 0 && ::getppid() != launcher_pid) {
+    std::fprintf(stderr, "troupe-demo-node: the launcher (pid %d) is gone\n",
+                 static_cast<int>(launcher_pid));
+    return 1;
   }
   auto ttl = runtime::parse_duration(f.ttl);
   if (!ttl) {

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <thread>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "troupe/lease/backend_sync.hpp"
@@ -90,7 +92,8 @@ std::string render(const backend_reply& r) {
          + " token=" + std::to_string(r.token) + " detail=" + r.detail;
 }
 
-// An exclusive OFD lock taken by the test itself: "another process".
+// An exclusive OFD lock taken by the test itself: "another process", which
+// writes a fresh record if it created the file (as a backend would).
 struct foreign_lock {
   int fd = -1;
   explicit foreign_lock(const fs::path& p) {
@@ -100,6 +103,11 @@ struct foreign_lock {
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     REQUIRE(::fcntl(fd, F_OFD_SETLK, &fl) == 0);
+    if (::lseek(fd, 0, SEEK_END) == 0) {
+      auto text = encode_lease_file({"other-boot", lease_record{}});
+      REQUIRE(::write(fd, text.data(), text.size())
+              == static_cast<ssize_t>(text.size()));
+    }
   }
   void unlock() {
     if (fd >= 0)
@@ -298,13 +306,92 @@ TEST_CASE("file_lease_backend: a corrupt record is rejected naming the file "
   CHECK(read_text(file) == text);
 }
 
-TEST_CASE("file_lease_backend: an empty record file is a fresh record") {
+TEST_CASE("file_lease_backend: an existing empty record file is rejected, "
+          "never read as a fresh record") {
+  auto op
+    = GENERATE(backend_op::acquire, backend_op::renew, backend_op::release);
+  INFO(to_string(op));
   temp_dir dir;
-  write_text(dir.path / "jobs.lease", "");
+  auto file = dir.path / "jobs.lease";
+  write_text(file, ""); // a creator that died before its first write
   auto b = make_backend(dir.path);
+  auto r = call(*b, op, req("a", 1));
+  INFO(render(r));
+  CHECK(r.status == backend_status::rejected);
+  CHECK(r.detail
+        == "file store " + file.string()
+             + ": record file is empty but existed: refusing to restart the "
+               "token counter; delete it only when no process holds the "
+               "lease");
+  CHECK(read_text(file).empty());
+}
+
+TEST_CASE("file_lease_backend: a truncated record file never hands out a "
+          "token again while its holder may still use it") {
+  temp_dir dir;
+  auto file = dir.path / "jobs.lease";
+  auto b = make_backend(dir.path);
+  auto held = call(*b, backend_op::acquire, req("a", 1));
+  REQUIRE(held.status == backend_status::ok);
+  REQUIRE(held.token == 1);
+  fs::resize_file(file, 0); // "a" still holds token 1
+  auto other = make_backend(dir.path);
+  auto r = call(*other, backend_op::acquire, req("b", 2));
+  INFO(render(r));
+  CHECK(r.status == backend_status::rejected);
+  CHECK(r.token == 0);
+  CHECK_THAT(r.detail, Catch::Contains(file.string()));
+  CHECK(read_text(file).empty());
+  // The operator's way out, once nobody holds the lease: delete the file.
+  fs::remove(file);
+  CHECK(call(*other, backend_op::acquire, req("b", 2)).status
+        == backend_status::ok);
+}
+
+TEST_CASE("file_lease_backend: a call that creates the record file writes "
+          "it, even when the record stays fresh") {
+  auto op = GENERATE(backend_op::renew, backend_op::release);
+  INFO(to_string(op));
+  temp_dir dir;
+  auto file = dir.path / "jobs.lease";
+  auto b = make_backend(dir.path);
+  CHECK(call(*b, op, req("a", 1)).status == backend_status::not_found);
+  auto stored = decode_file(file);
+  CHECK(stored.record == lease_record{});
+  CHECK(stored.boot_id == b->options().boot_id);
   auto r = call(*b, backend_op::acquire, req("a", 1));
   CHECK(r.status == backend_status::ok);
   CHECK(r.token == 1);
+}
+
+TEST_CASE("file_lease_backend: a record path that is no regular file is "
+          "rejected naming the path") {
+  using row = std::tuple<std::string, std::function<void(const fs::path&)>,
+                         std::string>;
+  auto [label, make, says] = GENERATE(
+    table<std::string, std::function<void(const fs::path&)>, std::string>({
+      row{"dangling symlink",
+          [](const fs::path& p) {
+            fs::create_symlink(p.parent_path() / "gone", p);
+          },
+          "a symbolic link to "},
+      row{"directory", [](const fs::path& p) { fs::create_directory(p); },
+          "Is a directory"},
+      row{"FIFO",
+          [](const fs::path& p) { REQUIRE(::mkfifo(p.c_str(), 0644) == 0); },
+          "a FIFO, not a record file"},
+    }));
+  INFO(label);
+  temp_dir dir;
+  auto file = dir.path / "jobs.lease";
+  make(file);
+  auto b = make_backend(dir.path);
+  auto r = call(*b, backend_op::acquire, req("a", 1));
+  INFO(render(r));
+  CHECK(r.status == backend_status::rejected);
+  CHECK_THAT(r.detail, Catch::StartsWith("file store " + file.string() + ": "));
+  CHECK_THAT(r.detail, Catch::Contains(says));
+  CHECK_FALSE(fs::exists(dir.path / "gone"));
 }
 
 TEST_CASE("file_lease_backend: a lock held elsewhere reports unavailable after "
@@ -487,31 +574,51 @@ TEST_CASE("file_lease_backend: the destructor finishes queued calls") {
   CHECK(decode_file(dir.path / "jobs.lease").record.holder.empty());
 }
 
-TEST_CASE("file_lease_backend: concurrent acquisitions through many objects: "
-          "exactly one wins") {
+TEST_CASE("file_lease_backend: concurrent first acquisitions through many "
+          "objects: exactly one wins, none is rejected") {
+  // The loser of the race to create the record file must never see it
+  // before its creator holds the lock (it would read an empty file it did
+  // not create: rejected).
   temp_dir dir;
   constexpr int contenders = 4;
   std::vector<std::shared_ptr<file_lease_backend>> backends;
   for (int i = 0; i < contenders; ++i)
     backends.push_back(make_backend(dir.path));
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 200; ++round) {
     auto name = "race-" + std::to_string(round);
     std::atomic<int> ready{0};
-    std::atomic<int> winners{0};
+    std::vector<backend_reply> replies(contenders);
     std::vector<std::thread> threads;
     for (int i = 0; i < contenders; ++i)
       threads.emplace_back([&, i] {
         ++ready;
         while (ready < contenders)
           std::this_thread::yield();
-        auto r = call(*backends[i], backend_op::acquire,
-                      req("owner-" + std::to_string(i), 1, 10s, name));
-        if (r.status == backend_status::ok)
-          ++winners;
+        auto r
+          = call_and_wait(*backends[i], backend_op::acquire,
+                          req("owner-" + std::to_string(i), 1, 10s, name), 10s);
+        replies[i].status = backend_status::unavailable;
+        replies[i].detail = "no reply within 10s";
+        if (r)
+          replies[i] = *r;
       });
     for (auto& t : threads)
       t.join();
+    int winners = 0;
+    for (auto& r : replies) {
+      INFO("round " << round << ": " << render(r));
+      CHECK(r.status != backend_status::rejected);
+      winners += r.status == backend_status::ok ? 1 : 0;
+    }
     INFO("round " << round);
     CHECK(winners == 1);
   }
+  // No temporary file of a creation is left behind.
+  size_t files = 0;
+  for (auto& entry : fs::directory_iterator{dir.path}) {
+    INFO(entry.path());
+    CHECK(entry.path().extension() == ".lease");
+    ++files;
+  }
+  CHECK(files == 200);
 }

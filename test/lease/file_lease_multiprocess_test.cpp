@@ -302,6 +302,15 @@ struct contenders {
     throw std::logic_error("unreachable");
   }
 
+  // No contender had a call refused: the three start at once on a fresh
+  // directory, so a loser of the race to create the record file that saw
+  // it before its creator locked it would report it as empty (rejected).
+  void check_no_rejection() const {
+    auto text = outputs();
+    INFO(text);
+    CHECK_THAT(text, !Catch::Contains("backend_rejected"));
+  }
+
   std::string outputs() const {
     std::string result;
     for (auto& p : procs) {
@@ -363,6 +372,7 @@ TEST_CASE("file lease, 3 processes: SIGKILLed holders are replaced, one "
   CHECK(claims.size() > 100); // up to 100 per second of holding
   auto owners = verify_claims(claims);
   CHECK(owners.size() >= 3);
+  all.check_no_rejection();
 }
 
 TEST_CASE("file lease, 3 processes: a SIGTERMed holder releases, another "
@@ -393,6 +403,7 @@ TEST_CASE("file lease, 3 processes: a SIGTERMed holder releases, another "
     CHECK(p->stop(10s));
   auto owners = verify_claims(read_claims(all.log));
   CHECK(owners.size() >= 2);
+  all.check_no_rejection();
 }
 
 TEST_CASE("file lease, 3 processes: a SIGSTOPped holder loses the lease and, "
@@ -431,4 +442,27 @@ TEST_CASE("file lease, 3 processes: a SIGSTOPped holder loses the lease and, "
       CHECK(c.end < resumed_at);
     }
   verify_claims(claims);
+  all.check_no_rejection();
+}
+
+TEST_CASE("lease_contender: a bad duration flag is named with the reason") {
+  using row = std::tuple<std::string, std::string, std::string>;
+  auto [flag, value, says]
+    = GENERATE(table<std::string, std::string, std::string>({
+      row{"--ttl", "5", "--ttl: bad duration \"5\": missing unit"},
+      row{"--poll", "1x", "--poll: bad duration \"1x\": unknown unit \"x\""},
+    }));
+  temp_dir dir;
+  auto out = dir.path / "out";
+  child c{"c0",
+          {TROUPE_LEASE_CONTENDER, "--dir", (dir.path / "leases").string(),
+           "--owner", "c0", "--log", (dir.path / "log").string(), flag, value},
+          out};
+  REQUIRE(c.reap(10s));
+  REQUIRE(c.status().has_value());
+  CHECK(WIFEXITED(*c.status()));
+  CHECK(WEXITSTATUS(*c.status()) == 2);
+  std::ifstream in{out};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  CHECK_THAT(text, Catch::Contains("lease_contender: " + says));
 }

@@ -16,8 +16,8 @@
 //
 // SIGTERM/SIGINT: stop competing, shut the node down (which releases the
 // lease and waits for the backend), exit 0. The process also asks for
-// SIGTERM when its parent dies (PR_SET_PDEATHSIG), so a crashed test run
-// leaves no contender behind.
+// SIGKILL when its parent dies (PR_SET_PDEATHSIG), so a crashed test run
+// leaves no contender behind, not even a frozen one.
 //
 // Usage: lease_contender --dir D --owner O --log F [--name N] [--ttl 1s]
 //        [--poll 50ms] [--key=value ...]   (remaining flags: node config)
@@ -26,7 +26,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <fcntl.h>
@@ -77,10 +79,26 @@ void hold(lease::lease_handle& lease, int log_fd, const std::string& owner) {
   }
 }
 
+// Parses the duration of `flag`; nullopt after printing which flag was bad
+// and why, e.g. `lease_contender: --ttl: bad duration "5": missing unit
+// (expected ns, us, ms, s, m, h)`.
+std::optional<runtime::timespan> parse_duration_flag(std::string_view flag,
+                                                     const std::string& text) {
+  auto d = runtime::parse_duration(text);
+  if (d)
+    return *d;
+  std::fprintf(stderr, "lease_contender: %.*s: %s\n",
+               static_cast<int>(flag.size()), flag.data(),
+               d.error().message.c_str());
+  return std::nullopt;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // SIGKILL, not SIGTERM: a contender the test froze (SIGSTOP) never runs
+  // a pending SIGTERM and would stay stopped forever.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   CLI::App app{"lease_contender: competes for a file lease and logs claims"};
   std::string dir, name = "contended", owner, log_path, ttl_text = "1s",
                    poll_text = "50ms";
@@ -96,12 +114,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  auto ttl = runtime::parse_duration(ttl_text);
-  auto poll = runtime::parse_duration(poll_text);
-  if (!ttl || !poll) {
-    std::fprintf(stderr, "lease_contender: bad --ttl or --poll\n");
+  auto ttl = parse_duration_flag("--ttl", ttl_text);
+  auto poll = parse_duration_flag("--poll", poll_text);
+  if (!ttl || !poll)
     return 2;
-  }
   runtime::install_stop_signal_handlers();
 
   runtime::node_options opts;

@@ -1,7 +1,10 @@
 #include "troupe/lease/file_lease_backend.hpp"
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <system_error>
 
 #include <fcntl.h>
@@ -30,6 +33,7 @@ backend_status status_of_errno(int code) {
     case ENOTDIR:
     case EISDIR:
     case ELOOP:
+    case ENXIO: // a socket or a device without a driver
       return backend_status::rejected;
     default:
       return backend_status::unavailable;
@@ -79,31 +83,6 @@ std::error_code create_directories(const std::string& dir) {
   return ec;
 }
 
-// Opens (or creates) the record file; `created` tells whether it is new.
-int open_record(const std::string& dir, const std::string& path,
-                bool& created) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      created = true;
-      return fd;
-    }
-    if (errno == EEXIST) {
-      fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-      if (fd >= 0 || errno != ENOENT) // ENOENT: deleted in between, retry
-        return fd;
-    }
-    if (errno != ENOENT || attempt > 0)
-      return -1;
-    // The directory vanished since make(): create it again.
-    if (auto ec = create_directories(dir)) {
-      errno = ec.value();
-      return -1;
-    }
-  }
-  return -1;
-}
-
 // Takes the exclusive OFD lock on the whole file, polling until `bound`.
 // Returns 0, or an errno (EWOULDBLOCK when the bound passed).
 int lock_record(int fd, timespan bound, timespan retry_delay) {
@@ -123,6 +102,141 @@ int lock_record(int fd, timespan bound, timespan retry_delay) {
       return EWOULDBLOCK;
     std::this_thread::sleep_for(retry_delay);
   }
+}
+
+// Creates the record file at `path` with this descriptor already holding
+// the OFD lock: a temporary file in the same directory is created, locked,
+// then hard-linked to `path` and unlinked. So nobody can open the record file
+// before its creator holds the lock; whoever opens it later waits for the
+// lock and reads the creator's record (or, if the creator died before it
+// wrote, an empty file that it did not create). Returns the descriptor, or -1
+// with errno (EEXIST: somebody else created `path` first).
+int create_locked(const std::string& dir, const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  // Record file names never start with '.' (lease_file_name escapes it), so
+  // the temporary name can never be a record file's.
+  auto tmp = (std::filesystem::path{dir}
+              / fmt::format(".troupe-new-{}-{}-{:08x}", ::getpid(), ++counter,
+                            std::random_device{}()))
+               .string();
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -1;
+  // Nobody else knows the name yet: the lock is granted at once.
+  int err = lock_record(fd, timespan{0}, timespan{0});
+  if (err == 0 && ::link(tmp.c_str(), path.c_str()) != 0)
+    err = errno;
+  ::unlink(tmp.c_str());
+  if (err != 0) {
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+// What a dangling symbolic link at `path` points to; nullopt if `path` is
+// not a symbolic link.
+std::optional<std::string> symlink_target(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+    return std::nullopt;
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink(path, ec);
+  return ec ? std::string{"?"} : target.string();
+}
+
+// Opens the record file into `fd`, creating it (see create_locked) if
+// missing; `created` tells whether this call created it. Returns the reply
+// to give when it cannot.
+std::optional<backend_reply> open_record(const std::string& dir,
+                                         const std::string& path, int& fd,
+                                         bool& created) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      created = false;
+      return std::nullopt;
+    }
+    if (errno != ENOENT)
+      return io_failure(path, "cannot open", errno);
+    if (auto target = symlink_target(path))
+      return failure(backend_status::rejected,
+                     fmt::format("file store {}: a symbolic link to {}, which "
+                                 "does not exist; remove the link or make it "
+                                 "point to the record file",
+                                 path, *target));
+    fd = create_locked(dir, path);
+    if (fd >= 0) {
+      created = true;
+      return std::nullopt;
+    }
+    if (errno == EEXIST)
+      continue; // another process created it meanwhile: open that one
+    if (errno != ENOENT)
+      return io_failure(path,
+                        "cannot create (a temporary file hard-linked "
+                        "into place)",
+                        errno);
+    // The directory vanished since make(): create it again.
+    if (auto ec = create_directories(dir))
+      return io_failure(dir, "cannot create the directory", ec.value());
+  }
+  return failure(backend_status::unavailable,
+                 fmt::format("file store {}: the record file vanished three "
+                             "times while being opened",
+                             path));
+}
+
+// The kind of a file that is not a regular file, for error messages.
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  return "not a regular file";
+}
+
+// Checks that `fd` is a regular file and takes its lock (see lock_record);
+// returns the reply to give when either fails.
+std::optional<backend_reply>
+lock_regular_file(int fd, const std::string& path,
+                  const file_lease_backend_options& opts) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return io_failure(path, "cannot stat", errno);
+  if (!S_ISREG(st.st_mode))
+    return failure(backend_status::rejected,
+                   fmt::format("file store {}: {}, not a record file", path,
+                               file_kind(st.st_mode)));
+  auto err = lock_record(fd, opts.lock_timeout, opts.lock_retry_delay);
+  if (err == 0)
+    return std::nullopt;
+  if (err != EWOULDBLOCK)
+    return io_failure(path, "cannot lock", err);
+  return failure(
+    backend_status::unavailable,
+    fmt::format(
+      "file store {}: locked by another process for "
+      "more than {}ms",
+      path,
+      std::chrono::duration_cast<std::chrono::milliseconds>(opts.lock_timeout)
+        .count()));
+}
+
+// Removes the record file this call created (and so never wrote a record
+// to) after its first write failed: left empty, it would block the lease
+// until an operator deleted it. Only if `path` still names `fd`'s file.
+void remove_unwritten(int fd, const std::string& path) {
+  struct stat mine {};
+  struct stat named {};
+  if (::fstat(fd, &mine) == 0 && ::stat(path.c_str(), &named) == 0
+      && mine.st_dev == named.st_dev && mine.st_ino == named.st_ino)
+    ::unlink(path.c_str());
 }
 
 // Reads the whole (small) file; returns 0 or an errno (EFBIG if too large).
@@ -311,22 +425,12 @@ backend_reply file_lease_backend::execute(backend_op op,
                                "long for a file name",
                                opts_.directory, req.name));
   bool created = false;
-  unique_fd fd{open_record(opts_.directory, path, created)};
-  if (fd.get() < 0)
-    return io_failure(path, "cannot open", errno);
-  if (auto err
-      = lock_record(fd.get(), opts_.lock_timeout, opts_.lock_retry_delay)) {
-    if (err == EWOULDBLOCK)
-      return failure(
-        backend_status::unavailable,
-        fmt::format("file store {}: locked by another process "
-                    "for more than {}ms",
-                    path,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                      opts_.lock_timeout)
-                      .count()));
-    return io_failure(path, "cannot lock", err);
-  }
+  int raw_fd = -1;
+  if (auto failed = open_record(opts_.directory, path, raw_fd, created))
+    return std::move(*failed);
+  unique_fd fd{raw_fd};
+  if (auto failed = lock_regular_file(fd.get(), path, opts_))
+    return std::move(*failed);
   std::string text;
   if (auto err = read_all(fd.get(), text)) {
     if (err == EFBIG)
@@ -336,6 +440,16 @@ backend_reply file_lease_backend::execute(backend_op op,
                                  path, max_lease_file_size));
     return io_failure(path, "cannot read", err);
   }
+  if (text.empty() && !created)
+    // Truncated, or its creator died before writing the first record: the
+    // counter of fencing tokens is lost, and starting it again at 1 would
+    // hand out a token a live holder may still use.
+    return failure(backend_status::rejected,
+                   fmt::format("file store {}: record file is empty but "
+                               "existed: refusing to restart the token "
+                               "counter; delete it only when no process "
+                               "holds the lease",
+                               path));
   auto file = decode_lease_file(text);
   if (!file)
     return failure(backend_status::rejected,
@@ -352,13 +466,19 @@ backend_reply file_lease_backend::execute(backend_op op,
   auto before = rec;
   auto reply = apply(op, rec, req, std::chrono::steady_clock::now());
   reply.detail = "file store " + path;
-  if (rec == before)
+  // A file this call created is written even if the record stays fresh
+  // (a renew or release of a missing record): left empty, it would look
+  // truncated to the next call.
+  if (rec == before && !created)
     return reply;
   if (auto err
       = write_record(fd.get(), encode_lease_file({opts_.boot_id, rec}));
-      !err.empty())
+      !err.empty()) {
+    if (created)
+      remove_unwritten(fd.get(), path);
     return failure(backend_status::unavailable,
                    fmt::format("file store {}: {}", path, err));
+  }
   if (created)
     if (auto err = sync_directory(opts_.directory))
       return io_failure(opts_.directory, "cannot sync the directory", err);

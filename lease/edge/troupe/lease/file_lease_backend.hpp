@@ -43,13 +43,38 @@ struct file_lease_backend_options {
 /// process of one host (the embedded default of the local multi-process
 /// demo; DESIGN.md §5).
 ///
-/// Each operation, on the backend's worker thread: open (or create)
-/// `<directory>/<lease_file_name(name)>`; take an exclusive OFD lock
+/// Each operation, on the backend's worker thread: open (or create, see
+/// below) `<directory>/<lease_file_name(name)>`; take an exclusive OFD lock
 /// (`F_OFD_SETLK`, retried every `lock_retry_delay` up to `lock_timeout`);
 /// read and decode the record; treat a record of another boot as expired;
 /// apply the shared record rules (lease_record.hpp `apply`) with `now` =
-/// CLOCK_MONOTONIC read under the lock; if the record changed, write it
-/// back; unlock and close.
+/// CLOCK_MONOTONIC read under the lock; if the record changed (or this call
+/// created the file), write it back; unlock and close.
+///
+/// Creation: a missing record file is created already locked: a temporary
+/// file `.troupe-new-<pid>-...` in the directory is created (`O_EXCL`),
+/// locked, hard-linked (`link`) to the record file's name and unlinked. So
+/// no process can open a record file before its creator holds the lock:
+/// whoever loses the race waits for the lock and reads the creator's first
+/// record. The directory's file system must support hard links (a
+/// `rejected` reply naming the path says so otherwise).
+///
+/// Empty files: an empty record file is a fresh record (no holder,
+/// `last_token` 0) only for the call that just created it. An empty file
+/// that existed before the call was truncated, or its creator died between
+/// the `link` and its first write (or the host lost power then): its token
+/// counter is lost, and starting again at 1 could hand a live holder's
+/// token to a second holder. Every call on it is `rejected` with the detail
+/// `file store <path>: record file is empty but existed: refusing to
+/// restart the token counter; delete it only when no process holds the
+/// lease`. Operator's fix: stop (or wait out the ttl of) every process that
+/// may hold the lease, then delete the file; tokens start again at 1, so a
+/// fenced resource that saw higher tokens rejects them until the counter
+/// passes. To keep tokens increasing instead, write a released record by
+/// hand with `last_token` at or above the highest token ever issued
+/// (format in file_lease_format.hpp, any boot id). If the first write of a
+/// file this call created fails (disk full, I/O error), the call removes
+/// the file again, so a transient error leaves no empty file behind.
 ///
 /// Durability: the new record is written with one `pwrite` at offset 0,
 /// then the file is truncated to its length and `fdatasync`ed before the
@@ -64,14 +89,19 @@ struct file_lease_backend_options {
 /// Replies: `ok`/`held`/`not_found` as the record rules say, with `detail`
 /// naming the file; `unavailable` when the lock wait exceeded
 /// `lock_timeout` or an I/O call failed transiently (detail names the path
-/// and the errno text); `rejected` for a record file that cannot be parsed
-/// (never silently reset: detail names the file and the line), a name whose
-/// file name would be too long, or a permission problem.
+/// and the errno text); `rejected` (detail naming the path) for a record
+/// file that cannot be parsed (never silently reset: detail names the
+/// line), an existing empty record file (above), a record path that is a
+/// symbolic link to a missing target, a directory, a FIFO, a socket or a
+/// device, a name whose file name would be too long, or a permission
+/// problem.
 ///
 /// Does not: protect against processes that write the files without the
 /// lock, work across hosts (the clock is per host; network file systems'
 /// lock semantics vary), or delete record files (`last_token` must
-/// survive).
+/// survive; the one exception is a file the same call created and failed
+/// to write). A process killed between creating and unlinking a temporary
+/// file leaves it behind (empty, never read; safe to delete).
 ///
 /// Thread-safety: all members may be called from any thread. Calls never
 /// block the caller: they are queued to one worker thread per backend

@@ -61,7 +61,9 @@ std::string encode_lease_file(const lease_file_record& x);
 
 /// Parses record file text written by `encode_lease_file`.
 ///
-/// An empty text is a fresh record (a file just created). Anything else
+/// An empty text is a fresh record. (file_lease_backend decodes an empty
+/// file only when the same call created it; an empty file that existed
+/// before is rejected there, never passed here.) Anything else
 /// must be exactly the lines above (each key once, in any order after
 /// `version`, then `end`; bytes after `end` are ignored) with `token <=
 /// last_token`. Errors: lease errc::backend_rejected with a message naming
