@@ -362,12 +362,13 @@ bool launcher::kill_holder(int number) {
     t.successor_token = holder_token_;
     // The record expires ttl after the victim's last renewal, which came
     // at most renewal_interval (ttl / 3) before the kill.
-    say(fmt::format("takeover by {} {} after the kill (expected {} to {}: "
-                    "{}'s record expires ttl {} after its last renewal, "
-                    "which came up to ttl/3 before the kill)",
+    say(fmt::format("takeover by {} {} after the kill (expected about {} "
+                    "to {}: {}'s record expires ttl {} after its last "
+                    "renewal, which came up to ttl/3 before the kill; the "
+                    "others poll every 100ms)",
                     t.successor, demo::format_seconds(t.elapsed),
                     demo::format_seconds(opts_.ttl - opts_.ttl / 3),
-                    demo::format_seconds(opts_.ttl), t.victim,
+                    demo::format_seconds(opts_.ttl + 100ms), t.victim,
                     runtime::render_duration(opts_.ttl)));
   } else if (!interrupted) {
     say(fmt::format("nobody took over from {} ({} other node(s) running)",
