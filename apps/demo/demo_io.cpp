@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "troupe/runtime/file_kind.hpp"
+
 namespace fs = std::filesystem;
 
 namespace troupe::demo {
@@ -21,27 +23,11 @@ bool complain(const std::string& why) {
   return false;
 }
 
-std::string_view kind_of(mode_t mode) {
-  if (S_ISREG(mode))
-    return "a regular file";
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISLNK(mode))
-    return "a symbolic link";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  if (S_ISCHR(mode) || S_ISBLK(mode))
-    return "a device";
-  return "a special file";
-}
-
 int open_regular(const fs::path& path, int flags, std::string& error) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     error = fmt::format("{} is {}, not a regular file", path.string(),
-                        kind_of(st.st_mode));
+                        runtime::file_kind(st.st_mode));
     return -1;
   }
   // O_NOFOLLOW: a link planted in --dir must not make the launcher truncate

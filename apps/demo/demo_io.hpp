@@ -15,9 +15,6 @@ namespace troupe::demo {
 /// Prints `troupe-demo: <why>` on stderr; returns false.
 bool complain(const std::string& why);
 
-/// What kind of file `mode` is, for messages: "a directory", "a FIFO", ...
-std::string_view kind_of(mode_t mode);
-
 /// Opens `path` with `flags` (O_CLOEXEC added) if it is a regular file or
 /// missing; -1 with `error` naming the path otherwise, e.g. `/tmp/d/ledger.txt
 /// is a FIFO, not a regular file`. A symbolic link is refused too (the

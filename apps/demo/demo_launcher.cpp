@@ -39,6 +39,7 @@
 #include "demo_options.hpp"
 #include "demo_verdict.hpp"
 #include "troupe/runtime/config.hpp"
+#include "troupe/runtime/file_kind.hpp"
 
 using namespace troupe;
 using namespace troupe::demo;
@@ -152,7 +153,8 @@ bool launcher::prepare() {
   if (::stat(leases.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
     return complain(fmt::format("{} is {}, not a directory (the lease files go "
                                 "there)",
-                                leases.string(), kind_of(st.st_mode)));
+                                leases.string(),
+                                runtime::file_kind(st.st_mode)));
   ledger_ = dir / "ledger.txt";
   // A fresh ledger for this run.
   ledger_fd_ = open_regular(ledger_, O_RDWR | O_CREAT | O_TRUNC, error);

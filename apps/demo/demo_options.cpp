@@ -13,6 +13,7 @@
 
 #include "demo_io.hpp"
 #include "troupe/runtime/config.hpp"
+#include "troupe/runtime/file_kind.hpp"
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -111,7 +112,7 @@ bool complete(options& o) {
   if (!S_ISREG(st.st_mode))
     return complain(
       fmt::format("--node-binary {} is {}, not an executable file",
-                  o.node_binary, kind_of(st.st_mode)));
+                  o.node_binary, runtime::file_kind(st.st_mode)));
   if (::access(o.node_binary.c_str(), X_OK) != 0)
     return complain(fmt::format("--node-binary {}: not executable: {}",
                                 o.node_binary, std::strerror(errno)));

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "troupe/lease/errc.hpp"
+#include "troupe/runtime/file_kind.hpp"
 
 namespace troupe::lease {
 
@@ -188,19 +189,6 @@ std::optional<backend_reply> open_record(const std::string& dir,
                              path));
 }
 
-// The kind of a file that is not a regular file, for error messages.
-std::string_view file_kind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  if (S_ISCHR(mode) || S_ISBLK(mode))
-    return "a device";
-  return "not a regular file";
-}
-
 // Checks that `fd` is a regular file and takes its lock (see lock_record);
 // returns the reply to give when either fails.
 std::optional<backend_reply>
@@ -212,7 +200,7 @@ lock_regular_file(int fd, const std::string& path,
   if (!S_ISREG(st.st_mode))
     return failure(backend_status::rejected,
                    fmt::format("file store {}: {}, not a record file", path,
-                               file_kind(st.st_mode)));
+                               runtime::file_kind(st.st_mode)));
   auto err = lock_record(fd, opts.lock_timeout, opts.lock_retry_delay);
   if (err == 0)
     return std::nullopt;
