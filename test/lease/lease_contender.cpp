@@ -40,6 +40,7 @@
 
 #include "troupe/lease/caf_glue.hpp"
 #include "troupe/lease/file_lease_backend.hpp"
+#include "troupe/lease/lease_config.hpp"
 #include "troupe/lease/lease_handle.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
@@ -136,9 +137,17 @@ int main(int argc, char** argv) {
                  backend.error().message.c_str());
     return 1;
   }
-  lease::lease_settings settings;
-  settings.name = name;
-  settings.owner = owner;
+  // The ttl and the directory come from this program's own flags; the other
+  // lease.* keys apply. Setting lease.ttl etc. as well is refused, not
+  // silently ignored.
+  auto& cfg = (*node)->cfg();
+  if (auto err = lease::refuse_overridden(
+        cfg, {"lease.ttl", "lease.backend", "lease.file.directory"},
+        "this program takes them from --ttl and --dir")) {
+    std::fprintf(stderr, "lease_contender: %s\n", err.message.c_str());
+    return 2;
+  }
+  auto settings = lease::settings_from_config(cfg, name, owner);
   settings.ttl = *ttl;
   auto lease = lease::lease_handle::spawn(**node, settings, *backend);
   if (!lease) {

@@ -2,6 +2,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "troupe/lease/lease_backend.hpp"
 #include "troupe/lease/lease_settings.hpp"
@@ -23,6 +25,14 @@ void declare_lease_config(runtime::config_schema& schema);
 /// lease_settings). Not yet validated: lease_handle::spawn validates.
 lease_settings settings_from_config(const runtime::config& cfg,
                                     std::string name, std::string owner);
+
+/// An error naming the first of `keys` that was set explicitly (file, env
+/// or flag) although the program takes that setting from elsewhere (e.g. its
+/// own `--ttl` flag); `why` says where. Empty if none was set, so a value is
+/// never accepted and then silently ignored.
+runtime::error refuse_overridden(const runtime::config& cfg,
+                                 const std::vector<std::string>& keys,
+                                 std::string_view why);
 
 /// The backend `lease.backend` selects: `in_memory` (over a process-wide
 /// store on `clock`) or `file` (in `lease.file.directory`). Errors name the
