@@ -9,7 +9,6 @@
 #include <cstdio>
 
 #include "troupe/lease/caf_glue.hpp"
-#include "troupe/lease/lease_config.hpp"
 #include "troupe/lease/lease_handle.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
@@ -28,16 +27,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", node.error().message.c_str());
     return 2;
   }
-  auto& cfg = (*node)->cfg();
-  auto backend = lease::backend_from_config(cfg, (*node)->clock());
-  if (!backend) {
-    std::fprintf(stderr, "%s\n", backend.error().message.c_str());
-    return 2;
-  }
-  auto settings = lease::settings_from_config(
-    cfg, "jobs", "hello-" + std::to_string(::getpid()));
-  auto lease = lease::lease_handle::spawn(**node, settings, *backend);
-  if (!lease) { // invalid settings, naming the field
+  // Backend from lease.backend, settings from the other lease.* keys.
+  auto lease = lease::lease_handle::spawn_from_config(
+    **node, "jobs", "hello-" + std::to_string(::getpid()));
+  if (!lease) { // e.g. an unusable directory or invalid settings, named
     std::fprintf(stderr, "%s\n", runtime::error_message(lease.error()).c_str());
     return 2;
   }

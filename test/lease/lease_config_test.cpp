@@ -31,22 +31,6 @@ TEST_CASE("lease_config: settings come from the lease.* keys") {
         == runtime::timespan{20s} / 3); // 0s = default
 }
 
-TEST_CASE("lease_config: a key the program overrides is refused, not "
-          "ignored") {
-  runtime::config_schema schema;
-  lease::declare_lease_config(schema);
-  auto defaults = load(schema, {});
-  REQUIRE(defaults);
-  CHECK_FALSE(lease::refuse_overridden(*defaults, {"lease.ttl"}, "why"));
-  auto set = load(schema, {"--lease.ttl=30s"});
-  REQUIRE(set);
-  auto err = lease::refuse_overridden(*set, {"lease.backend", "lease.ttl"},
-                                      "it comes from --ttl");
-  REQUIRE(err);
-  CHECK_THAT(err.message, Catch::Contains("lease.ttl (from flag --lease.ttl)"));
-  CHECK_THAT(err.message, Catch::Contains("it comes from --ttl"));
-}
-
 TEST_CASE("lease_config: backend selection names bad directories") {
   runtime::config_schema schema;
   lease::declare_lease_config(schema);

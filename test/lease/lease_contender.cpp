@@ -123,33 +123,21 @@ int main(int argc, char** argv) {
 
   runtime::node_options opts;
   opts.modules = {lease::lease_module()};
-  opts.sources = runtime::sources_from_process(app.remaining(), nullptr);
+  // --ttl and --dir are this program's names for lease.ttl and
+  // lease.file.directory: one configuration, one set of checks. They come
+  // first, so an explicit --lease.* flag after them wins as usual.
+  std::vector<std::string> args{"--lease.backend=file",
+                                "--lease.ttl=" + ttl_text,
+                                "--lease.file.directory=" + dir};
+  auto rest = app.remaining();
+  args.insert(args.end(), rest.begin(), rest.end());
+  opts.sources = runtime::sources_from_process(args, nullptr);
   auto node = runtime::node::start(std::move(opts));
   if (!node) {
     std::fprintf(stderr, "lease_contender: %s\n", node.error().message.c_str());
     return 1;
   }
-  lease::file_lease_backend_options bopts;
-  bopts.directory = dir;
-  auto backend = lease::file_lease_backend::make(bopts);
-  if (!backend) {
-    std::fprintf(stderr, "lease_contender: %s\n",
-                 backend.error().message.c_str());
-    return 1;
-  }
-  // The ttl and the directory come from this program's own flags; the other
-  // lease.* keys apply. Setting lease.ttl etc. as well is refused, not
-  // silently ignored.
-  auto& cfg = (*node)->cfg();
-  if (auto err = lease::refuse_overridden(
-        cfg, {"lease.ttl", "lease.backend", "lease.file.directory"},
-        "this program takes them from --ttl and --dir")) {
-    std::fprintf(stderr, "lease_contender: %s\n", err.message.c_str());
-    return 2;
-  }
-  auto settings = lease::settings_from_config(cfg, name, owner);
-  settings.ttl = *ttl;
-  auto lease = lease::lease_handle::spawn(**node, settings, *backend);
+  auto lease = lease::lease_handle::spawn_from_config(**node, name, owner);
   if (!lease) {
     std::fprintf(stderr, "lease_contender: %s\n",
                  runtime::error_message(lease.error()).c_str());

@@ -3,11 +3,8 @@
 #include <map>
 #include <mutex>
 
-#include <fmt/format.h>
-
 #include "troupe/lease/file_lease_backend.hpp"
 #include "troupe/lease/in_memory_lease_backend.hpp"
-#include "troupe/runtime/errc.hpp"
 
 namespace troupe::lease {
 
@@ -73,19 +70,6 @@ lease_settings settings_from_config(const runtime::config& cfg,
   s.operation_timeout = cfg.get<runtime::timespan>("lease.operation_timeout");
   s.safety_margin = cfg.get<runtime::timespan>("lease.safety_margin");
   return s;
-}
-
-runtime::error refuse_overridden(const runtime::config& cfg,
-                                 const std::vector<std::string>& keys,
-                                 std::string_view why) {
-  for (auto& key : keys) {
-    auto& origin = cfg.origin(key).text;
-    if (origin != "default")
-      return runtime::make_error(
-        runtime::errc::bad_config_value,
-        fmt::format("{} (from {}) is not used here: {}", key, origin, why));
-  }
-  return {};
 }
 
 runtime::expected<std::shared_ptr<lease_backend>>

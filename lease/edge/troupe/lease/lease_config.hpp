@@ -26,14 +26,6 @@ void declare_lease_config(runtime::config_schema& schema);
 lease_settings settings_from_config(const runtime::config& cfg,
                                     std::string name, std::string owner);
 
-/// An error naming the first of `keys` that was set explicitly (file, env
-/// or flag) although the program takes that setting from elsewhere (e.g. its
-/// own `--ttl` flag); `why` says where. Empty if none was set, so a value is
-/// never accepted and then silently ignored.
-runtime::error refuse_overridden(const runtime::config& cfg,
-                                 const std::vector<std::string>& keys,
-                                 std::string_view why);
-
 /// The backend `lease.backend` selects: `in_memory` (over a process-wide
 /// store on `clock`) or `file` (in `lease.file.directory`). Errors name the
 /// key and the problem (e.g. a directory that cannot be created).

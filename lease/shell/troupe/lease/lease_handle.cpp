@@ -5,6 +5,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "troupe/lease/lease_config.hpp"
 #include "troupe/lease/lease_shared.hpp"
 #include "troupe/runtime/caf_clock.hpp"
 #include "troupe/runtime/caf_glue.hpp"
@@ -81,6 +82,17 @@ lease_handle::spawn(runtime::node& node, lease_settings settings,
                    });
   node.stop_on_shutdown(caf::actor_cast<caf::strong_actor_ptr>(handle.actor_));
   return result;
+}
+
+caf::expected<lease_handle> lease_handle::spawn_from_config(runtime::node& node,
+                                                            std::string name,
+                                                            std::string owner) {
+  auto backend = backend_from_config(node.cfg(), node.clock());
+  if (!backend)
+    return runtime::to_caf_error(backend.error());
+  return spawn(
+    node, settings_from_config(node.cfg(), std::move(name), std::move(owner)),
+    std::move(*backend));
 }
 
 caf::expected<bool> lease_handle::acquire(runtime::timespan timeout) {

@@ -79,6 +79,13 @@ public:
         std::shared_ptr<lease_backend> backend,
         runtime::timespan release_timeout = std::chrono::seconds{5});
 
+  /// The lease `name` held by `owner` as the node's configuration says:
+  /// backend from `lease.backend` (and `lease.file.*`), settings from the
+  /// other `lease.*` keys (lease_config.hpp), tied to the node's shutdown.
+  /// Errors: the backend's or the settings' error, naming the problem.
+  static caf::expected<lease_handle>
+  spawn_from_config(runtime::node& node, std::string name, std::string owner);
+
   lease_handle() = default;
 
   /// The lease actor, for
