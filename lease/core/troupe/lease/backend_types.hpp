@@ -69,12 +69,22 @@ std::string_view to_string(backend_status x) noexcept;
 ///   store it.
 /// - `detail`: human-readable context for logs and errors, e.g.
 ///   `etcd answered HTTP 503 at 127.0.0.1:2379`. Never contains secrets.
+/// - `retry_after`: the store asked the client to wait this long before the
+///   next call (HTTP 429/503 `Retry-After`, Kubernetes
+///   `details.retryAfterSeconds`); 0 when it did not. The lease actor waits
+///   at least this long before retrying (bounded by the local deadline).
+/// - `token_scope`: what the token is counted within, when the store can
+///   restart its counter (the Kubernetes Lease object's `metadata.uid`:
+///   deleting and re-creating the object starts a new sequence). Empty for
+///   stores whose counter never restarts (in-memory, file, etcd).
 struct backend_reply {
   backend_status status = backend_status::unavailable;
   std::string holder;
   uint64_t token = 0;
   uint64_t acquisition = 0;
   std::string detail;
+  timespan retry_after{0};
+  std::string token_scope;
 };
 
 } // namespace troupe::lease

@@ -129,6 +129,10 @@ timespan lease_fsm::next_backoff() {
   return delay + timespan{jitter(rng_)};
 }
 
+timespan lease_fsm::backoff_for(const backend_reply& reply) {
+  return std::max(next_backoff(), reply.retry_after);
+}
+
 void lease_fsm::set_deadline(std::optional<timestamp> deadline) {
   deadline_ = deadline;
   out_.emplace_back(deadline_changed{deadline});

@@ -204,6 +204,8 @@ private:
   void start_attempt(backend_op op, timestamp now);
   void schedule(timer_kind kind, timestamp at);
   timespan next_backoff();
+  /// next_backoff(), but at least the `retry_after` the store asked for.
+  timespan backoff_for(const backend_reply& reply);
   backend_request make_request(backend_op op) const;
 
   void on_acquire_requested(const acquire_requested& x, timestamp now);
@@ -219,6 +221,7 @@ private:
   void on_acquire_outcome(const attempt_info& info, const outcome& o,
                           const backend_reply& reply, timestamp now);
   void on_renew_outcome(const attempt_info& info, const outcome& o,
+                        const backend_reply& reply,
                         timestamp now);
   void on_release_outcome(const outcome& o, const backend_reply& reply,
                           timestamp now);

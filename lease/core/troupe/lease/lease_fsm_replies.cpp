@@ -63,7 +63,7 @@ void lease_fsm::on_current_reply(const attempt_info& info,
       on_acquire_outcome(info, o, reply, now);
       return;
     case backend_op::renew:
-      on_renew_outcome(info, o, now);
+      on_renew_outcome(info, o, reply, now);
       return;
     case backend_op::release:
       on_release_outcome(o, reply, now);
@@ -132,7 +132,7 @@ void lease_fsm::on_acquire_outcome(const attempt_info& info, const outcome& o,
       last_failure_ = o.why;
       last_failure_status_ = reply.status;
       if (attempt_number_ < settings_.acquire_retries) {
-        schedule(timer_kind::retry, now + next_backoff());
+        schedule(timer_kind::retry, now + backoff_for(reply));
         return;
       } else {
         auto code = reply.status == backend_status::conflict
@@ -162,7 +162,7 @@ void lease_fsm::on_acquire_outcome(const attempt_info& info, const outcome& o,
 }
 
 void lease_fsm::on_renew_outcome(const attempt_info& info, const outcome& o,
-                                 timestamp now) {
+                                 const backend_reply& reply, timestamp now) {
   if (state_ != lease_state::renewing)
     return;
   switch (o.kind) {
@@ -184,7 +184,7 @@ void lease_fsm::on_renew_outcome(const attempt_info& info, const outcome& o,
       last_failure_ = o.why;
       // One failed renewal is not a lost lease (scenario L2): retry until
       // the local deadline; the deadline timer decides.
-      auto at = now + next_backoff();
+      auto at = now + backoff_for(reply);
       schedule(timer_kind::retry, std::min(at, *deadline_));
       return;
   }
@@ -203,7 +203,7 @@ void lease_fsm::on_release_outcome(const outcome& o, const backend_reply& reply,
   if (o.kind != outcome_kind::refused
       && attempt_number_ < settings_.acquire_retries) {
     last_failure_ = o.why;
-    schedule(timer_kind::retry, now + next_backoff());
+    schedule(timer_kind::retry, now + backoff_for(reply));
     return;
   }
   auto code = o.kind == outcome_kind::refused ? errc::backend_rejected
@@ -213,7 +213,6 @@ void lease_fsm::on_release_outcome(const outcome& o, const backend_reply& reply,
                                    "attempts (the record expires after the "
                                    "ttl): {}",
                                    settings_.name, attempt_number_, o.why));
-  (void)reply;
   become(lease_state::idle, err.message);
   finish_release(err);
   after_idle(now);
