@@ -1,0 +1,646 @@
+#include "troupe/lease/kubernetes_lease_backend.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "troupe/lease/errc.hpp"
+#include "troupe/lease/kubernetes_lease_object.hpp"
+#include "troupe/runtime/http_engine.hpp"
+#include "troupe/runtime/log.hpp"
+#include "troupe/runtime/monotonic_clock.hpp"
+
+namespace troupe::lease {
+
+using runtime::http_request;
+using runtime::http_response;
+using runtime::make_error;
+using runtime::timespan;
+using runtime::timestamp;
+
+namespace {
+
+const runtime::logger log{"lease.kubernetes"};
+
+// Lease objects are about 1 KiB; a larger answer is not one.
+constexpr uint64_t max_response_bytes = 1024 * 1024;
+
+backend_reply reply_of(backend_status status, std::string detail) {
+  backend_reply r;
+  r.status = status;
+  r.detail = std::move(detail);
+  return r;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+    ++i;
+  return s.substr(i);
+}
+
+// Seconds from a Retry-After header (delta-seconds form; HTTP dates are
+// ignored: the API server sends seconds), capped at an hour.
+timespan retry_after_of(const http_response& resp,
+                        const kubernetes_status* status) {
+  timespan result{0};
+  if (auto h = resp.header("Retry-After")) {
+    auto text = trim(*h);
+    if (!text.empty() && text.size() < 6
+        && std::all_of(text.begin(), text.end(),
+                       [](char c) { return c >= '0' && c <= '9'; }))
+      result = std::chrono::seconds{std::min(std::stoi(text), 3600)};
+  }
+  if (status != nullptr)
+    result = std::max<timespan>(result, status->retry_after);
+  return result;
+}
+
+// The lowercase media type of a Content-Type header ("" when absent).
+std::string media_type(const http_response& resp) {
+  auto h = resp.header("Content-Type");
+  if (h == nullptr)
+    return {};
+  auto s = h->substr(0, h->find(';'));
+  s = trim(std::move(s));
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
+  return s;
+}
+
+} // namespace
+
+// -- impl ---------------------------------------------------------------------
+
+class kubernetes_lease_backend::impl
+  : public std::enable_shared_from_this<kubernetes_lease_backend::impl> {
+public:
+  explicit impl(kubernetes_lease_backend_options opts)
+    : opts_(std::move(opts)),
+      engine_(std::make_shared<runtime::http_engine>(
+        runtime::http_tls_settings{opts_.ca_file, {}, {}})) {}
+
+  ~impl() {
+    engine_->shutdown();
+  }
+
+  void shutdown() {
+    engine_->shutdown();
+  }
+
+  const kubernetes_lease_backend_options& opts() const {
+    return opts_;
+  }
+
+  // One lease operation: a short chain of HTTP exchanges.
+  struct op {
+    backend_op kind;
+    backend_request req;
+    lease_backend::callback done;
+    bool conflict_retried = false;
+  };
+  using op_ptr = std::shared_ptr<op>;
+
+  void start(backend_op kind, const backend_request& req, callback done) {
+    auto o = std::make_shared<op>(op{kind, req, std::move(done)});
+    switch (kind) {
+      case backend_op::acquire:
+        read(o,
+             [this](const op_ptr& o, auto obj) { acquire_after_read(o, obj); });
+        return;
+      case backend_op::renew:
+      case backend_op::release: {
+        auto cached = cached_object(o->req);
+        if (!cached) {
+          read(o,
+               [this](const op_ptr& o, auto obj) { write_after_read(o, obj); });
+          return;
+        }
+        write_own(o, *cached);
+        return;
+      }
+    }
+  }
+
+private:
+  struct session {
+    kubernetes_observation observation;
+    std::optional<kubernetes_lease_object> last;
+    int64_t highest_transitions = 0;
+  };
+
+  using session_key = std::pair<std::string, std::string>; // name, owner
+
+  std::string object_path(std::string_view name) const {
+    return fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}",
+                       opts_.namespace_name, name);
+  }
+
+  std::string collection_path() const {
+    return fmt::format("/apis/coordination.k8s.io/v1/namespaces/{}/leases",
+                       opts_.namespace_name);
+  }
+
+  timestamp now() const {
+    return opts_.clock->now();
+  }
+
+  std::string micro_now() const {
+    return format_micro_time(opts_.wall_clock());
+  }
+
+  // -- token ------------------------------------------------------------------
+
+  // The bearer token, re-read when older than token_refresh_interval or
+  // when `force` (after a 401). Empty when no token file is configured.
+  runtime::expected<std::string> token(bool force) {
+    if (opts_.token_file.empty())
+      return std::string{};
+    std::lock_guard guard{mtx_};
+    auto t = now();
+    if (!force && token_read_at_
+        && t - *token_read_at_ < opts_.token_refresh_interval
+        && !token_.empty())
+      return token_;
+    std::ifstream in{opts_.token_file, std::ios::binary};
+    std::stringstream buf;
+    if (in)
+      buf << in.rdbuf();
+    if (!in || in.bad())
+      return make_error(errc::backend_unavailable,
+                        fmt::format("cannot read the Kubernetes token file {}",
+                                    opts_.token_file));
+    auto text = trim(buf.str());
+    if (text.empty())
+      return make_error(
+        errc::backend_unavailable,
+        fmt::format("the Kubernetes token file {} is empty", opts_.token_file));
+    if (text.find_first_of("\r\n") != std::string::npos || text.size() > 16384)
+      return make_error(errc::backend_rejected,
+                        fmt::format("the Kubernetes token file {} does not "
+                                    "hold one token",
+                                    opts_.token_file));
+    token_ = std::move(text);
+    token_read_at_ = t;
+    return token_;
+  }
+
+  // -- HTTP -------------------------------------------------------------------
+
+  using http_done = std::function<void(runtime::expected<http_response>)>;
+
+  // One exchange; a 401 re-reads the token and retries once.
+  void http(std::string method, std::string path, std::string body,
+            http_done done, bool after_401 = false) {
+    auto tok = token(after_401);
+    if (!tok) {
+      done(tok.error());
+      return;
+    }
+    http_request req;
+    req.method = method;
+    req.url = opts_.api_server + path;
+    req.timeout = opts_.request_timeout;
+    req.max_response_bytes = max_response_bytes;
+    req.headers.push_back({"Accept", "application/json"});
+    if (!tok->empty())
+      req.headers.push_back({"Authorization", "Bearer " + *tok});
+    if (!body.empty())
+      req.headers.push_back({"Content-Type", "application/json"});
+    req.body = body;
+    auto self = shared_from_this();
+    engine_->start(
+      std::move(req), [self, method = std::move(method), path = std::move(path),
+                       body = std::move(body), done = std::move(done),
+                       after_401](auto res) mutable {
+        if (res && res->status == 401 && !after_401
+            && !self->opts_.token_file.empty()) {
+          log.info("Kubernetes API answered 401 to {} {}: re-reading the token "
+                   "file {} and retrying once",
+                   method, path, self->opts_.token_file);
+          self->http(std::move(method), std::move(path), std::move(body),
+                     std::move(done), true);
+          return;
+        }
+        done(std::move(res));
+      });
+  }
+
+  // A reply for an exchange that failed or answered a status the caller
+  // does not handle itself.
+  backend_reply failure(std::string_view what,
+                        const runtime::expected<http_response>& res) const {
+    auto where = fmt::format("Kubernetes API {}: {}", opts_.api_server, what);
+    if (!res)
+      return reply_of(backend_status::unavailable,
+                      fmt::format("{}: {}", where, res.error().message));
+    auto& resp = *res;
+    auto st = parse_kubernetes_status(resp.body);
+    auto message = st ? st->message
+                      : fmt::format("(no Status body: {})", st.error().message);
+    auto code = resp.status;
+    if (code == 429 || code >= 500) {
+      auto r = reply_of(backend_status::unavailable,
+                        fmt::format("{}: HTTP {}: {}", where, code, message));
+      r.retry_after = retry_after_of(resp, st ? &*st : nullptr);
+      return r;
+    }
+    if (code == 401)
+      return reply_of(backend_status::rejected,
+                      fmt::format("{}: HTTP 401 Unauthorized even after "
+                                  "re-reading the token{}: {}",
+                                  where,
+                                  opts_.token_file.empty()
+                                    ? " (no token file is configured)"
+                                    : fmt::format(" file {}", opts_.token_file),
+                                  message));
+    if (code == 403)
+      return reply_of(backend_status::rejected,
+                      fmt::format("{}: HTTP 403 Forbidden: RBAC denies this "
+                                  "request; the Role needs the verbs get, "
+                                  "create and update on "
+                                  "coordination.k8s.io leases in namespace "
+                                  "{}: {}",
+                                  where, opts_.namespace_name, message));
+    return reply_of(backend_status::rejected,
+                    fmt::format("{}: HTTP {}{}: {}", where, code,
+                                st && !st->reason.empty()
+                                  ? fmt::format(" {}", st->reason)
+                                  : std::string{},
+                                message));
+  }
+
+  // Parses a 2xx answer that must carry a Lease.
+  runtime::expected<kubernetes_lease_object>
+  lease_of(std::string_view what, const http_response& resp) const {
+    auto type = media_type(resp);
+    if (!type.empty() && type != "application/json")
+      return make_error(errc::backend_protocol_violation,
+                        fmt::format("Kubernetes API {}: {}: HTTP {} with "
+                                    "Content-Type {}, expected "
+                                    "application/json",
+                                    opts_.api_server, what, resp.status, type));
+    auto obj = parse_kubernetes_lease(resp.body);
+    if (!obj)
+      return make_error(errc::backend_protocol_violation,
+                        fmt::format("Kubernetes API {}: {}: HTTP {}: {}",
+                                    opts_.api_server, what, resp.status,
+                                    obj.error().message));
+    return obj;
+  }
+
+  // -- sessions ---------------------------------------------------------------
+
+  std::optional<kubernetes_lease_object>
+  cached_object(const backend_request& req) {
+    std::lock_guard guard{mtx_};
+    auto i = sessions_.find({req.name, req.owner});
+    if (i == sessions_.end() || !i->second.last)
+      return std::nullopt;
+    auto& last = *i->second.last;
+    if (last.holder() != req.owner || last.acquisition != req.acquisition)
+      return std::nullopt;
+    return last;
+  }
+
+  // Records a freshly read or written object; returns whether the holder is
+  // live by this process's observation.
+  bool remember(const backend_request& req, const kubernetes_lease_object& x) {
+    std::lock_guard guard{mtx_};
+    auto& s = sessions_[{req.name, req.owner}];
+    observe(s.observation, x, now());
+    s.highest_transitions
+      = std::max(s.highest_transitions, x.lease_transitions.value_or(0));
+    s.last = x;
+    return held_by_observation(x, s.observation, now(), req.ttl);
+  }
+
+  int64_t next_transitions(const backend_request& req, int64_t current) {
+    std::lock_guard guard{mtx_};
+    auto& s = sessions_[{req.name, req.owner}];
+    return std::max(s.highest_transitions, current) + 1;
+  }
+
+  void forget(const backend_request& req) {
+    std::lock_guard guard{mtx_};
+    if (auto i = sessions_.find({req.name, req.owner}); i != sessions_.end())
+      i->second.last.reset();
+  }
+
+  backend_reply record_reply(backend_status status,
+                             const kubernetes_lease_object& x,
+                             std::string detail) const {
+    auto r = reply_of(status, std::move(detail));
+    r.holder = x.holder();
+    r.token = static_cast<uint64_t>(x.lease_transitions.value_or(0));
+    r.acquisition = x.acquisition;
+    // A record naming this owner without troupe's annotation was written by
+    // another program using the same identity: never ours.
+    if (r.acquisition == 0 && !r.holder.empty())
+      r.acquisition = 1;
+    r.token_scope = x.uid;
+    return r;
+  }
+
+  // -- steps ------------------------------------------------------------------
+
+  using read_next = std::function<void(const op_ptr&,
+                                       std::optional<kubernetes_lease_object>)>;
+
+  // GET the object; `next` gets it, or nullopt on 404. Other outcomes end
+  // the operation.
+  void read(const op_ptr& o, read_next next) {
+    auto self = shared_from_this();
+    http(
+      "GET", object_path(o->req.name), {},
+      [self, o, next = std::move(next)](auto res) {
+        if (res && res->status == 404) {
+          next(o, std::nullopt);
+          return;
+        }
+        if (!res || res->status != 200) {
+          o->done(
+            self->failure(fmt::format("GET lease \"{}\"", o->req.name), res));
+          return;
+        }
+        auto obj
+          = self->lease_of(fmt::format("GET lease \"{}\"", o->req.name), *res);
+        if (!obj) {
+          o->done(reply_of(backend_status::unavailable, obj.error().message));
+          return;
+        }
+        next(o, std::move(*obj));
+      });
+  }
+
+  void acquire_after_read(const op_ptr& o,
+                          std::optional<kubernetes_lease_object> obj) {
+    if (!obj) {
+      create(o);
+      return;
+    }
+    bool live = remember(o->req, *obj);
+    auto holder = obj->holder();
+    if (holder == o->req.owner && obj->acquisition == o->req.acquisition) {
+      o->done(record_reply(backend_status::held, *obj,
+                           "the record already names this acquisition"));
+      return;
+    }
+    if (live) {
+      o->done(record_reply(backend_status::held, *obj,
+                           fmt::format("held by \"{}\" (resourceVersion {} "
+                                       "changed within its "
+                                       "leaseDurationSeconds)",
+                                       holder, obj->resource_version)));
+      return;
+    }
+    kubernetes_lease_write w;
+    w.resource_version = obj->resource_version;
+    w.lease_transitions
+      = next_transitions(o->req, obj->lease_transitions.value_or(0));
+    w.acquire_time = micro_now();
+    write(o, "PUT", obj->raw, std::move(w));
+  }
+
+  void create(const op_ptr& o) {
+    kubernetes_lease_write w;
+    w.lease_transitions = next_transitions(o->req, 0);
+    w.acquire_time = micro_now();
+    write(o, "POST", {}, std::move(w));
+  }
+
+  // After a renew or release found no usable cached object (or a 409).
+  void write_after_read(const op_ptr& o,
+                        std::optional<kubernetes_lease_object> obj) {
+    if (!obj) {
+      forget(o->req);
+      o->done(
+        reply_of(backend_status::not_found,
+                 fmt::format("lease \"{}\" does not exist", o->req.name)));
+      return;
+    }
+    remember(o->req, *obj);
+    bool ours
+      = obj->holder() == o->req.owner && obj->acquisition == o->req.acquisition;
+    if (!ours) {
+      forget(o->req);
+      if (obj->holder().empty()) {
+        o->done(
+          record_reply(backend_status::not_found, *obj,
+                       fmt::format("lease \"{}\" has no holder", o->req.name)));
+        return;
+      }
+      o->done(record_reply(backend_status::held, *obj,
+                           fmt::format("held by \"{}\"", obj->holder())));
+      return;
+    }
+    write_own(o, *obj);
+  }
+
+  // Renew or release a record that names us.
+  void write_own(const op_ptr& o, const kubernetes_lease_object& obj) {
+    kubernetes_lease_write w;
+    w.resource_version = obj.resource_version;
+    w.lease_transitions = obj.lease_transitions.value_or(0);
+    write(o, "PUT", obj.raw, std::move(w));
+  }
+
+  // POST or PUT `w` (completed here with name, holder, duration, times).
+  void write(const op_ptr& o, std::string method, const std::string& base,
+             kubernetes_lease_write w) {
+    bool release = o->kind == backend_op::release;
+    w.name = o->req.name;
+    w.namespace_name = opts_.namespace_name;
+    w.holder_identity = release ? std::string{} : o->req.owner;
+    w.lease_duration_seconds
+      = release ? 1
+                : std::chrono::duration_cast<std::chrono::seconds>(o->req.ttl)
+                    .count();
+    w.acquisition = release ? 0 : o->req.acquisition;
+    w.renew_time = micro_now();
+    auto body = render_kubernetes_lease(base, w);
+    if (!body) {
+      o->done(reply_of(backend_status::unavailable, body.error().message));
+      return;
+    }
+    auto path = method == "POST" ? collection_path() : object_path(o->req.name);
+    auto what = fmt::format("{} lease \"{}\" ({})", method, o->req.name,
+                            to_string(o->kind));
+    auto self = shared_from_this();
+    http(method, std::move(path), std::move(*body),
+         [self, o, what](auto res) { self->after_write(o, what, res); });
+  }
+
+  void after_write(const op_ptr& o, const std::string& what,
+                   const runtime::expected<http_response>& res) {
+    if (res && (res->status == 200 || res->status == 201)) {
+      auto obj = lease_of(what, *res);
+      if (!obj) {
+        // The write probably applied; the next call re-reads.
+        o->done(reply_of(backend_status::unavailable, obj.error().message));
+        return;
+      }
+      remember(o->req, *obj);
+      if (o->kind == backend_op::release) {
+        forget(o->req);
+        o->done(reply_of(backend_status::ok, "released"));
+        return;
+      }
+      if (res->status == 201 && o->kind == backend_op::renew)
+        log.warning("lease \"{}\": the Lease object was deleted while held; "
+                    "the renewal re-created it (new uid {})",
+                    o->req.name, obj->uid);
+      o->done(record_reply(backend_status::ok, *obj, what));
+      return;
+    }
+    if (res && res->status == 409) {
+      if (o->kind == backend_op::acquire) {
+        auto st = parse_kubernetes_status(res->body);
+        o->done(reply_of(
+          backend_status::conflict,
+          fmt::format("{}: HTTP 409 {}", what, st ? st->reason : "Conflict")));
+        return;
+      }
+      if (o->conflict_retried) {
+        o->done(reply_of(backend_status::conflict,
+                         fmt::format("{}: HTTP 409 twice", what)));
+        return;
+      }
+      // Our earlier write may have applied with its reply lost (L3), or the
+      // cached resourceVersion is stale (L12): re-read and decide.
+      o->conflict_retried = true;
+      read(o, [this](const op_ptr& o, auto obj) { write_after_read(o, obj); });
+      return;
+    }
+    o->done(failure(what, res));
+  }
+
+  kubernetes_lease_backend_options opts_;
+  std::shared_ptr<runtime::http_engine> engine_;
+  std::mutex mtx_;
+  std::map<session_key, session> sessions_;
+  std::string token_;
+  std::optional<timestamp> token_read_at_;
+};
+
+// -- kubernetes_lease_backend -------------------------------------------------
+
+runtime::expected<std::shared_ptr<kubernetes_lease_backend>>
+kubernetes_lease_backend::make(kubernetes_lease_backend_options opts) {
+  auto invalid = [](std::string msg) {
+    return make_error(errc::invalid_settings, std::move(msg));
+  };
+  auto url = runtime::parse_url(opts.api_server);
+  if (!url)
+    return invalid(
+      fmt::format("Kubernetes API server: {}", url.error().message));
+  if (url->target != "/")
+    return invalid(fmt::format("Kubernetes API server {} must not have a "
+                               "path",
+                               url->to_string()));
+  if (!url->is_tls() && !opts.allow_insecure_http)
+    return invalid(fmt::format(
+      "Kubernetes API server {} uses http://: the token would travel "
+      "unencrypted; use https:// or set allow_insecure_http (for kubectl "
+      "proxy on loopback only)",
+      url->to_string()));
+  if (!url->is_tls())
+    log.warning("INSECURE: talking to the Kubernetes API at {} over plain "
+                "HTTP; only acceptable for kubectl proxy on loopback",
+                url->to_string());
+  opts.api_server = fmt::format("{}://{}", url->scheme, url->authority());
+  if (auto err = validate_dns1123_subdomain(opts.namespace_name, "namespace"))
+    return err;
+  if (opts.namespace_name.size() > 63
+      || opts.namespace_name.find('.') != std::string::npos)
+    return invalid(fmt::format("namespace \"{}\" is not a DNS-1123 label "
+                               "(at most 63 characters, no dots)",
+                               opts.namespace_name));
+  if (opts.request_timeout <= timespan{0})
+    return invalid("Kubernetes request_timeout must be positive");
+  if (opts.token_refresh_interval <= timespan{0})
+    return invalid("Kubernetes token_refresh_interval must be positive");
+  if (!opts.clock)
+    opts.clock = std::make_shared<runtime::precise_monotonic_clock>();
+  if (!opts.wall_clock)
+    opts.wall_clock = [] { return std::chrono::system_clock::now(); };
+  auto ptr = std::make_shared<impl>(std::move(opts));
+  return std::shared_ptr<kubernetes_lease_backend>{
+    new kubernetes_lease_backend(std::move(ptr))};
+}
+
+kubernetes_lease_backend::kubernetes_lease_backend(std::shared_ptr<impl> ptr)
+  : impl_(std::move(ptr)) {}
+
+kubernetes_lease_backend::~kubernetes_lease_backend() {
+  impl_->shutdown();
+}
+
+void kubernetes_lease_backend::acquire(const backend_request& req,
+                                       callback done) {
+  impl_->start(backend_op::acquire, req, std::move(done));
+}
+
+void kubernetes_lease_backend::renew(const backend_request& req,
+                                     callback done) {
+  impl_->start(backend_op::renew, req, std::move(done));
+}
+
+void kubernetes_lease_backend::release(const backend_request& req,
+                                       callback done) {
+  impl_->start(backend_op::release, req, std::move(done));
+}
+
+std::string kubernetes_lease_backend::describe() const {
+  return fmt::format("Kubernetes leases in namespace {} at {}",
+                     impl_->opts().namespace_name, impl_->opts().api_server);
+}
+
+runtime::error
+kubernetes_lease_backend::validate(const lease_settings& settings) const {
+  if (auto err = validate_dns1123_subdomain(settings.name, "lease name"))
+    return err;
+  auto invalid = [](std::string msg) {
+    return make_error(errc::invalid_settings, std::move(msg));
+  };
+  using std::chrono::seconds;
+  if (settings.ttl < seconds{1} || settings.ttl % seconds{1} != timespan{0})
+    return invalid(fmt::format(
+      "lease.ttl = {} ms: the Kubernetes backend stores leaseDurationSeconds, "
+      "so the ttl must be a whole number of seconds (at least 1s)",
+      std::chrono::duration_cast<std::chrono::milliseconds>(settings.ttl)
+        .count()));
+  auto& opts = impl_->opts();
+  if (opts.request_timeout >= settings.renewal_interval)
+    return invalid(fmt::format(
+      "lease.kubernetes.request_timeout ({} ms) must be shorter than "
+      "lease.renewal_interval ({} ms)",
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+        opts.request_timeout)
+        .count(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+        settings.renewal_interval)
+        .count()));
+  if (opts.request_timeout > settings.operation_timeout)
+    return invalid(
+      fmt::format("lease.kubernetes.request_timeout ({} ms) must not exceed "
+                  "lease.operation_timeout ({} ms)",
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                    opts.request_timeout)
+                    .count(),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                    settings.operation_timeout)
+                    .count()));
+  return {};
+}
+
+} // namespace troupe::lease

@@ -1,0 +1,127 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "troupe/lease/lease_backend.hpp"
+#include "troupe/runtime/clock.hpp"
+#include "troupe/runtime/error.hpp"
+
+/// @file
+/// The Kubernetes lease backend: native `coordination.k8s.io/v1` Lease
+/// objects, as client-go's leader election uses them (DESIGN.md §5, §10;
+/// backends-notes.md §2). docs/guides/lease-kubernetes.md is the user's
+/// guide (RBAC Role, token rotation, clock skew, fencing token).
+
+namespace troupe::lease {
+
+/// Where and how to reach the API server.
+struct kubernetes_lease_backend_options {
+  /// Base URL of the API server, e.g. `https://10.96.0.1:443` (in-cluster)
+  /// or `http://127.0.0.1:8001` (`kubectl proxy`). No path, no user info.
+  std::string api_server;
+  /// Namespace of the Lease objects.
+  std::string namespace_name = "default";
+  /// Bearer token file (the service-account token); empty sends no
+  /// Authorization header (e.g. behind `kubectl proxy`). Re-read every
+  /// `token_refresh_interval` and after every 401 (projected tokens rotate;
+  /// scenario L1).
+  std::string token_file;
+  /// PEM CA bundle that verifies the API server (in-cluster: the
+  /// service-account `ca.crt`); empty means the system's store.
+  std::string ca_file;
+  /// Permit an `http://` api_server. Off by default: the token would travel
+  /// in clear text. Only for `kubectl proxy` on loopback and tests.
+  bool allow_insecure_http = false;
+  /// Deadline of one HTTP exchange. `validate` requires it to be shorter
+  /// than the renewal interval and at most the operation timeout.
+  runtime::timespan request_timeout = std::chrono::seconds{2};
+  /// Longest time a token read from `token_file` is used.
+  runtime::timespan token_refresh_interval = std::chrono::minutes{1};
+  /// Monotonic clock for observations (client-go's observedTime) and the
+  /// token's age. nullptr means the host's CLOCK_MONOTONIC.
+  std::shared_ptr<const runtime::clock_source> clock;
+  /// Wall clock for the MicroTime fields written (acquireTime, renewTime),
+  /// which are informational only. Empty means system_clock::now. Tests
+  /// skew it (scenario L8).
+  std::function<std::chrono::system_clock::time_point()> wall_clock;
+};
+
+/// A lease_backend over Kubernetes Lease objects
+/// (`/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}`).
+///
+/// Record: `spec.holderIdentity` = owner, `spec.leaseDurationSeconds` = ttl
+/// in whole seconds, `spec.acquireTime`/`renewTime` (MicroTime, written,
+/// never read for expiry), `spec.leaseTransitions`, and the annotation
+/// `troupe.io/acquisition` (the acquisition id, hex) that tells a retried
+/// write of ours from another process using the same holder identity.
+///
+/// Operations (each HTTP exchange bounded by `request_timeout`):
+/// - acquire: GET. 404 -> POST a new object whose `leaseTransitions` is one
+///   more than the highest value this backend has seen for the name (201 ->
+///   ok; 409 AlreadyExists -> `conflict`). An object naming another holder
+///   that is live by local observation -> `held`. An object naming us with
+///   our acquisition id (our earlier write applied, its reply was lost) ->
+///   `held` by us, which the lease actor counts as success. Otherwise
+///   (empty holder, or unchanged for its `leaseDurationSeconds` on this
+///   process's monotonic clock) PUT with the read `resourceVersion`,
+///   `leaseTransitions` + 1 -> ok; 409 -> `conflict` (re-read on retry).
+/// - renew: PUT the cached object with its `resourceVersion` and a new
+///   `renewTime`. 409 -> GET: still ours -> PUT again with the new
+///   resourceVersion (our earlier renewal applied, its reply was lost;
+///   scenario L3); another holder -> `held` (lost); gone -> `not_found`.
+/// - release: PUT with an empty holder and `leaseDurationSeconds` 1,
+///   keeping `leaseTransitions`; 409 -> GET and retry if still ours,
+///   otherwise the record no longer names us -> ok (scenario L12).
+/// Fencing token: `spec.leaseTransitions` (strictly increasing per
+/// object); `token_scope` = `metadata.uid` (deleting the object by hand
+/// starts a new object; its creator continues from the highest value it
+/// saw, other processes may not have seen it).
+///
+/// Status mapping: 401 -> re-read the token and retry once, then
+/// `rejected`; 403 -> `rejected` naming the RBAC verb that is missing; 422
+/// and other 4xx -> `rejected` with the server's message; 429 and 5xx ->
+/// `unavailable` with `retry_after` from `Retry-After` or
+/// `details.retryAfterSeconds`; timeouts and connection errors ->
+/// `unavailable`; a 2xx whose body is not a valid Lease (malformed JSON,
+/// missing resourceVersion, a negative leaseDurationSeconds, a non-JSON
+/// content type) -> `unavailable` naming what was wrong: never `ok`.
+///
+/// Thread-safety: calls may come from any thread concurrently; callbacks
+/// run on the backend's HTTP io thread. Destroying the backend completes
+/// pending calls with `unavailable`.
+class kubernetes_lease_backend final : public lease_backend {
+public:
+  /// Checks the options (URL, http:// without allow_insecure_http,
+  /// namespace a DNS-1123 label, positive timeouts) and starts the HTTP
+  /// engine. Errors (errc::invalid_settings) name the option.
+  static runtime::expected<std::shared_ptr<kubernetes_lease_backend>>
+  make(kubernetes_lease_backend_options opts);
+
+  ~kubernetes_lease_backend() override;
+
+  void acquire(const backend_request& req, callback done) override;
+  void renew(const backend_request& req, callback done) override;
+  void release(const backend_request& req, callback done) override;
+
+  /// `Kubernetes leases in namespace NS at URL`.
+  std::string describe() const override;
+
+  /// The lease name must be a DNS-1123 subdomain (never truncated or
+  /// mapped), the ttl a whole number of seconds of at least 1s, and
+  /// `request_timeout` shorter than the renewal interval and at most the
+  /// operation timeout.
+  runtime::error validate(const lease_settings& settings) const override;
+
+  /// Implementation (sessions, HTTP engine), defined in the .cpp.
+  class impl;
+
+private:
+  explicit kubernetes_lease_backend(std::shared_ptr<impl> ptr);
+
+  std::shared_ptr<impl> impl_;
+};
+
+} // namespace troupe::lease
