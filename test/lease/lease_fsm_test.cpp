@@ -592,3 +592,48 @@ TEST_CASE("lease_fsm: a grant answers live waiters and times out expired "
   CHECK(d.acquires[1].answer.acquired);
   CHECK(d.fsm.state() == lease_state::held);
 }
+
+TEST_CASE("lease_fsm: a store's retry_after stretches the next retry") {
+  // Kubernetes 429/503 with Retry-After (scenario L9's throttled renewals):
+  // the next attempt waits at least as long as the store asked, and never
+  // past the local deadline.
+  driver d;
+  d.acquire();
+  auto& c = d.last_call();
+  backend_reply busy;
+  busy.status = backend_status::unavailable;
+  busy.retry_after = 3s;
+  auto before = d.now;
+  d.step(backend_replied{c.attempt, busy});
+  REQUIRE(d.has_timer(timer_kind::retry));
+  CHECK(d.timers.at(timer_kind::retry).at >= before + 3s);
+  d.fire(timer_kind::retry);
+  d.reply(backend_status::ok, 4);
+  REQUIRE(d.fsm.state() == lease_state::held);
+  d.fire(timer_kind::renew);
+  auto& r = d.last_call();
+  backend_reply slow;
+  slow.status = backend_status::unavailable;
+  slow.retry_after = 1h;
+  d.step(backend_replied{r.attempt, slow});
+  REQUIRE(d.has_timer(timer_kind::retry));
+  REQUIRE(d.deadline);
+  CHECK(d.timers.at(timer_kind::retry).at == *d.deadline);
+}
+
+TEST_CASE("lease_fsm: the token scope of a grant reaches the answer") {
+  driver d;
+  d.acquire();
+  auto& c = d.last_call();
+  backend_reply r;
+  r.status = backend_status::ok;
+  r.holder = c.request.owner;
+  r.acquisition = c.request.acquisition;
+  r.token = 9;
+  r.token_scope = "uid-1";
+  d.step(backend_replied{c.attempt, r});
+  REQUIRE(d.acquires.size() == 1);
+  CHECK(d.acquires[0].answer.token == 9);
+  CHECK(d.acquires[0].answer.token_scope == "uid-1");
+  CHECK(d.fsm.token_scope() == "uid-1");
+}

@@ -249,7 +249,7 @@ void lease_fsm::on_acquire_requested(const acquire_requested& x,
     case lease_state::renewing:
       if (deadline_ && now < *deadline_) {
         acquire_waiters_.push_back({x.request_id, x.caller_deadline});
-        finish_acquire({true, token_, settings_.owner, {}});
+        finish_acquire({true, token_, settings_.owner, {}, token_scope_});
         return;
       }
       // The deadline passed but its timer has not been processed yet: the

@@ -99,6 +99,8 @@ struct acquire_answer {
   uint64_t token = 0;
   std::string holder;
   runtime::error err;
+  /// What `token` is counted within (backend_reply::token_scope).
+  std::string token_scope;
 };
 
 struct acquire_completed {
@@ -183,6 +185,12 @@ public:
     return token_;
   }
 
+  /// What token() is counted within (backend_reply::token_scope; empty
+  /// for stores whose counter never restarts).
+  const std::string& token_scope() const noexcept {
+    return token_scope_;
+  }
+
   const lease_settings& settings() const noexcept {
     return settings_;
   }
@@ -221,12 +229,12 @@ private:
   void on_acquire_outcome(const attempt_info& info, const outcome& o,
                           const backend_reply& reply, timestamp now);
   void on_renew_outcome(const attempt_info& info, const outcome& o,
-                        const backend_reply& reply,
-                        timestamp now);
+                        const backend_reply& reply, timestamp now);
   void on_release_outcome(const outcome& o, const backend_reply& reply,
                           timestamp now);
 
-  void grant(const attempt_info& info, uint64_t token, timestamp now);
+  void grant(const attempt_info& info, const backend_reply& reply,
+             timestamp now);
   void set_deadline(std::optional<timestamp> deadline);
   void lose(std::string reason);
   void finish_acquire(acquire_answer answer);
@@ -245,6 +253,7 @@ private:
 
   uint64_t acquisition_ = 0;
   uint64_t token_ = 0;
+  std::string token_scope_;
   uint64_t highest_token_ = 0;
   std::optional<timestamp> deadline_;
   timestamp last_success_start_{};

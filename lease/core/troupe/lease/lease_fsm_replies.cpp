@@ -71,8 +71,11 @@ void lease_fsm::on_current_reply(const attempt_info& info,
   }
 }
 
-void lease_fsm::grant(const attempt_info& info, uint64_t token, timestamp now) {
+void lease_fsm::grant(const attempt_info& info, const backend_reply& reply,
+                      timestamp now) {
+  auto token = reply.token;
   token_ = token;
+  token_scope_ = reply.token_scope;
   highest_token_ = token;
   last_success_start_ = info.started;
   failures_ = 0;
@@ -115,8 +118,8 @@ void lease_fsm::on_acquire_outcome(const attempt_info& info, const outcome& o,
         start_attempt(backend_op::release, now);
         return;
       }
-      grant(info, reply.token, now);
-      finish_acquire({true, token_, settings_.owner, {}});
+      grant(info, reply, now);
+      finish_acquire({true, token_, settings_.owner, {}, token_scope_});
       if (release_after_acquire_) {
         release_after_acquire_ = false;
         begin_release(now, "release requested during acquire");

@@ -20,11 +20,15 @@ struct acquire_result {
   uint64_t token = 0;
   /// The holder: this owner when acquired, else the other holder if known.
   std::string holder;
+  /// What `token` is counted within: the Kubernetes Lease object's uid
+  /// (re-creating the object starts a new sequence); empty for stores
+  /// whose counter never restarts (in-memory, file, etcd).
+  std::string token_scope;
 };
 
 template <class Inspector>
 auto inspect(Inspector& f, acquire_result& x) {
-  return f(x.acquired, x.token, x.holder);
+  return f(x.acquired, x.token, x.holder, x.token_scope);
 }
 
 /// Published to subscribers when ownership is lost unexpectedly (renewal
@@ -51,18 +55,22 @@ struct lease_status {
   uint64_t token = 0;
   bool alive = false;
   std::string backend;
+  /// See acquire_result::token_scope.
+  std::string token_scope;
 };
 
 template <class Inspector>
 auto inspect(Inspector& f, lease_status& x) {
-  return f(x.name, x.owner, x.state, x.token, x.alive, x.backend);
+  return f(x.name, x.owner, x.state, x.token, x.alive, x.backend,
+           x.token_scope);
 }
 
 // Internal messages of the lease actor (the FSM's inputs).
 
 template <class Inspector>
 auto inspect(Inspector& f, backend_reply& x) {
-  return f(x.status, x.holder, x.token, x.acquisition, x.detail);
+  return f(x.status, x.holder, x.token, x.acquisition, x.detail, x.retry_after,
+           x.token_scope);
 }
 
 template <class Inspector>

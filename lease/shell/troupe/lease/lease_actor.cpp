@@ -75,7 +75,8 @@ void execute(lease_self self, lease_effects effects) {
           i->second.deliver(to_caf(a->answer.err));
         else
           i->second.deliver(acquire_result{a->answer.acquired, a->answer.token,
-                                           a->answer.holder});
+                                           a->answer.holder,
+                                           a->answer.token_scope});
         st.acquires.erase(i);
       }
     } else if (auto* r = std::get_if<release_completed>(&e)) {
@@ -173,7 +174,8 @@ lease_actor::behavior_type lease_impl(lease_self self, lease_settings settings,
                           std::string{to_string(st.fsm->state())},
                           st.fsm->token(),
                           st.shared->check_alive(),
-                          st.backend->describe()};
+                          st.backend->describe(),
+                          st.fsm->token_scope()};
     },
     [=](backend_replied& msg) { feed(self, msg); },
     [=](timer_fired& msg) { feed(self, msg); },
