@@ -338,15 +338,17 @@ private:
 
   backend_reply record_reply(backend_status status,
                              const kubernetes_lease_object& x,
-                             std::string detail) const {
+                             std::string detail,
+                             const backend_request& req) const {
     auto r = reply_of(status, std::move(detail));
     r.holder = x.holder();
     r.token = static_cast<uint64_t>(x.lease_transitions.value_or(0));
     r.acquisition = x.acquisition;
-    // A record naming this owner without troupe's annotation was written by
-    // another program using the same identity: never ours.
+    // A record naming a holder without troupe's annotation was written by
+    // another program (or by hand): never this acquisition, even when the
+    // holder name is this owner's.
     if (r.acquisition == 0 && !r.holder.empty())
-      r.acquisition = 1;
+      r.acquisition = req.acquisition + 1 == 0 ? 1 : req.acquisition + 1;
     r.token_scope = x.uid;
     return r;
   }
@@ -392,7 +394,8 @@ private:
     auto holder = obj->holder();
     if (holder == o->req.owner && obj->acquisition == o->req.acquisition) {
       o->done(record_reply(backend_status::held, *obj,
-                           "the record already names this acquisition"));
+                           "the record already names this acquisition",
+                           o->req));
       return;
     }
     if (live) {
@@ -400,7 +403,8 @@ private:
                            fmt::format("held by \"{}\" (resourceVersion {} "
                                        "changed within its "
                                        "leaseDurationSeconds)",
-                                       holder, obj->resource_version)));
+                                       holder, obj->resource_version),
+                           o->req));
       return;
     }
     kubernetes_lease_write w;
@@ -434,13 +438,14 @@ private:
     if (!ours) {
       forget(o->req);
       if (obj->holder().empty()) {
-        o->done(
-          record_reply(backend_status::not_found, *obj,
-                       fmt::format("lease \"{}\" has no holder", o->req.name)));
+        o->done(record_reply(
+          backend_status::not_found, *obj,
+          fmt::format("lease \"{}\" has no holder", o->req.name), o->req));
         return;
       }
       o->done(record_reply(backend_status::held, *obj,
-                           fmt::format("held by \"{}\"", obj->holder())));
+                           fmt::format("held by \"{}\"", obj->holder()),
+                           o->req));
       return;
     }
     write_own(o, *obj);
@@ -499,7 +504,7 @@ private:
         log.warning("lease \"{}\": the Lease object was deleted while held; "
                     "the renewal re-created it (new uid {})",
                     o->req.name, obj->uid);
-      o->done(record_reply(backend_status::ok, *obj, what));
+      o->done(record_reply(backend_status::ok, *obj, what, o->req));
       return;
     }
     if (res && res->status == 409) {
