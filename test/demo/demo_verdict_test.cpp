@@ -98,7 +98,7 @@ std::string render(const verdict& v) {
 
 } // namespace
 
-TEST_CASE("demo events: every node line round-trips; a release is not a "
+TEST_CASE("demo events: every node line round-trips, a release is not a "
           "second \"stopped\"") {
   auto ev = GENERATE(
     node_event{event_kind::competing, "node-1", 0, 0, "\"demo\" (pid 7)"},

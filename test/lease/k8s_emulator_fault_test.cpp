@@ -229,7 +229,7 @@ TEST_CASE("k8s emulator: drop closes the connection without writing") {
   CHECK(f.emu.lease("default", "abc")->resource_version == rv);
 }
 
-TEST_CASE("k8s emulator: hang keeps the request unanswered until released; "
+TEST_CASE("k8s emulator: hang keeps the request unanswered until released, "
           "the client times out (scenario L10)") {
   fixture f;
   auto rv = f.create();
@@ -266,7 +266,7 @@ TEST_CASE("k8s emulator: clock offset shows in creationTimestamp (scenario "
 }
 
 TEST_CASE("k8s emulator: HTTP/1.1 keep-alive serves several requests on one "
-          "connection; Connection: close ends it") {
+          "connection, Connection: close ends it") {
   fixture f;
   f.create();
   raw_connection conn{f.emu.port()};
@@ -318,7 +318,7 @@ TEST_CASE("k8s emulator: many concurrent clients (scenario L13)") {
   CHECK(f.emu.counters().max_concurrent_connections >= n / 2);
 }
 
-TEST_CASE("k8s emulator: HTTPS with the test CA; a client that does not "
+TEST_CASE("k8s emulator: HTTPS with the test CA, a client that does not "
           "trust it is refused") {
   auto pki = make_pki();
   k8s_api_emulator_options opts;

@@ -214,7 +214,7 @@ const std::regex micro_time{R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)"};
 
 // -- one call at a time -------------------------------------------------------
 
-TEST_CASE("kubernetes: acquire creates the Lease; its fields follow the API") {
+TEST_CASE("kubernetes: acquire creates the Lease, its fields follow the API") {
   k8s_env env;
   auto b = env.backend();
   auto r = request("jobs", "pod-a", 0xa1);
@@ -653,7 +653,7 @@ TEST_CASE("kubernetes: bad answers are errors naming the problem, never "
   CHECK(contains(reply.detail, rows.expected));
 }
 
-TEST_CASE("kubernetes: a renewTime in the future changes nothing; expiry is "
+TEST_CASE("kubernetes: a renewTime in the future changes nothing, expiry is "
           "still observed locally") {
   k8s_env env;
   auto clock = std::make_shared<runtime::manual_clock>();

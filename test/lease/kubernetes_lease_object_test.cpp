@@ -106,7 +106,7 @@ TEST_CASE("deeply nested or huge bodies are refused without recursion") {
   CHECK(y.error().message.find("exceeds") != std::string::npos);
 }
 
-TEST_CASE("a Status body parses; retryAfterSeconds is read") {
+TEST_CASE("a Status body parses, retryAfterSeconds is read") {
   auto st = parse_kubernetes_status(
     R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
     R"("message":"Operation cannot be fulfilled on leases.coordination.k8s.io \"abc\": the object has been modified; please apply your changes to the latest version and try again",)"
@@ -190,7 +190,7 @@ TEST_CASE("MicroTime has exactly six fractional digits and round-trips") {
   }
 }
 
-TEST_CASE("lease names must be DNS-1123 subdomains; nothing is mapped") {
+TEST_CASE("lease names must be DNS-1123 subdomains, nothing is mapped") {
   for (auto good :
        {"a", "my-lock", "troupe.singleton.v1", "0abc9", "a-b.c-d"}) {
     INFO(good);

@@ -622,7 +622,7 @@ TEST_CASE_METHOD(actor_fixture, "https: client certificate required") {
 
 TEST_CASE_METHOD(actor_fixture,
                  "https: unreadable TLS settings => http_tls_failed naming "
-                 "the file; http:// still works") {
+                 "the file, http:// still works") {
   http_test_server plain;
   auto client = this->client({"/nonexistent/ca.pem", "", ""});
   auto out = call(client, get("https://127.0.0.1:1/x"));
