@@ -422,7 +422,7 @@ TEST_CASE("k8s emulator: malformed JSON, a field of the wrong type, a bad "
   CHECK(f.emu.leases().empty());
 }
 
-TEST_CASE("k8s emulator: name in the body differs from the URL => 400; a "
+TEST_CASE("k8s emulator: name in the body differs from the URL => 400, a "
           "name that is no DNS-1123 subdomain => 422") {
   fixture f;
   auto res = f.c.must("PUT", f.url("abc"), lease_body("xyz", "a", "5"));
@@ -519,7 +519,7 @@ TEST_CASE("k8s emulator: unknown path => 404, wrong method => 405") {
 }
 
 TEST_CASE("k8s emulator: resourceVersion is one counter, strictly increasing "
-          "across objects and writes; list reports it") {
+          "across objects and writes, list reports it") {
   fixture f;
   std::vector<uint64_t> seen{rv_number(f.emu.resource_version())};
   seen.push_back(rv_number(f.create("a")));
@@ -542,7 +542,7 @@ TEST_CASE("k8s emulator: resourceVersion is one counter, strictly increasing "
   CHECK_FALSE(has_at(list, "/items/0/kind"));
 }
 
-TEST_CASE("k8s emulator: MicroTimes come back in UTC with six digits; "
+TEST_CASE("k8s emulator: MicroTimes come back in UTC with six digits, "
           "unknown spec fields and labels round-trip") {
   fixture f;
   auto body = lease_body("abc", "a", {},
@@ -566,7 +566,7 @@ TEST_CASE("k8s emulator: MicroTimes come back in UTC with six digits; "
            R"("preferredHolder":"","x":{"y":null,"z":"\u003c\u0026\u003e"}})");
 }
 
-TEST_CASE("k8s emulator: PATCH (merge) updates; a resourceVersion in it is a "
+TEST_CASE("k8s emulator: PATCH (merge) updates, a resourceVersion in it is a "
           "precondition (§2.3)") {
   fixture f;
   auto rv = f.create("abc", "pod-a");
@@ -589,7 +589,7 @@ TEST_CASE("k8s emulator: PATCH (merge) updates; a resourceVersion in it is a "
   CHECK(f.c.must("PATCH", f.url("nope"), "{}", merge).status == 404);
 }
 
-TEST_CASE("k8s emulator: POST with a resourceVersion => 500; into a missing "
+TEST_CASE("k8s emulator: POST with a resourceVersion => 500, into a missing "
           "namespace => 404 namespaces not found") {
   k8s_api_emulator_options opts;
   opts.namespaces = {"default"};
