@@ -284,7 +284,8 @@ TEST_CASE("k8s emulator: set_token without grace refuses the old token => "
   CHECK(f.c.must("GET", f.url("abc")).status == 401);
   f.c.set_token("rotated");
   CHECK(f.c.must("GET", f.url("abc")).status == 200);
-  auto sent = f.emu.requests().back().header("Authorization");
+  auto recorded = f.emu.requests();
+  auto* sent = recorded.back().header("Authorization");
   REQUIRE(sent);
   CHECK(*sent == "Bearer rotated");
   // With a grace period both tokens work until it ends.
