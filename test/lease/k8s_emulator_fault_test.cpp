@@ -1,6 +1,7 @@
-// The Kubernetes Lease API emulator's faults, connection handling and TLS,
-// over real sockets, plus the planted-bug check that shows the stale-RV
-// assertion distinguishes a correct emulator from a broken one.
+// The Kubernetes Lease API emulator beyond the status-by-status checks of
+// k8s_emulator_test.cpp, over real sockets: out-of-band writes, PATCH,
+// faults, connection handling and TLS, plus the planted-bug check that shows
+// the stale-RV assertion distinguishes a correct emulator from a broken one.
 
 #include <catch2/catch.hpp>
 
@@ -20,9 +21,11 @@
 
 #include "k8s_test_client.hpp"
 #include "troupe/runtime/errc.hpp"
+#include "troupe/test/eventually.hpp"
 
 using namespace k8s_test;
 using troupe::runtime::errc;
+using troupe::test::eventually;
 using troupe::test::k8s_api_emulator;
 using troupe::test::k8s_api_emulator_options;
 using troupe::test::k8s_fault;
@@ -31,35 +34,6 @@ using troupe::test::k8s_planted_bug;
 namespace {
 
 using steady = std::chrono::steady_clock;
-
-struct fixture {
-  k8s_api_emulator emu;
-  client c;
-
-  explicit fixture(k8s_api_emulator_options opts = {})
-    : emu(std::move(opts)), c(emu.options().token) {}
-
-  std::string url(std::string_view name = "abc") const {
-    return emu.lease_url("default", name);
-  }
-
-  std::string create(std::string_view name = "abc") {
-    auto res = c.must("POST", emu.leases_url("default"), lease_body(name, "a"));
-    REQUIRE(res.status == 201);
-    return str_at(json_of(res.body), "/metadata/resourceVersion");
-  }
-};
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 5s) {
-  auto until = steady::now() + limit;
-  while (!pred()) {
-    if (steady::now() > until)
-      return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 // Raw HTTP/1.1 over one TCP connection (http_engine always closes).
 struct raw_connection {
@@ -110,6 +84,44 @@ std::string raw_get(const k8s_api_emulator& emu, bool close) {
 }
 
 } // namespace
+
+TEST_CASE("k8s emulator: out-of-band put_lease and delete_lease (kubectl) "
+          "change what clients read") {
+  fixture f;
+  auto put = f.emu.put_lease(
+    "default", "abc", R"({"holderIdentity":"kubectl","leaseTransitions":7})");
+  REQUIRE(put);
+  auto got = json_of(f.c.must("GET", f.url("abc")).body);
+  CHECK(str_at(got, "/spec/holderIdentity") == "kubectl");
+  CHECK(str_at(got, "/metadata/resourceVersion") == put->resource_version);
+  CHECK_FALSE(f.emu.put_lease("default", "abc", R"({"leaseTransitions":"x"})"));
+  CHECK(f.emu.delete_lease("default", "abc"));
+  CHECK_FALSE(f.emu.delete_lease("default", "abc"));
+  CHECK(f.c.must("GET", f.url("abc")).status == 404);
+}
+
+TEST_CASE("k8s emulator: PATCH (merge) updates, a resourceVersion in it is a "
+          "precondition (§2.3)") {
+  fixture f;
+  auto rv = f.create("abc", "pod-a");
+  const std::vector<rt::http_header> merge{
+    {"Content-Type", "application/merge-patch+json"}};
+  auto res = f.c.must("PATCH", f.url("abc"),
+                      R"({"spec":{"holderIdentity":"pod-b"}})", merge);
+  CHECK(res.status == 200);
+  auto obj = json_of(res.body);
+  CHECK(str_at(obj, "/spec/holderIdentity") == "pod-b");
+  CHECK(int_at(obj, "/spec/leaseDurationSeconds") == 15);
+  auto stale
+    = f.c.must("PATCH", f.url("abc"),
+               fmt::format(R"({{"metadata":{{"resourceVersion":"{}"}},)"
+                           R"("spec":{{"holderIdentity":"c"}}}})",
+                           rv),
+               merge);
+  CHECK(stale.status == 409);
+  CHECK(str_at(json_of(stale.body), "/reason") == "Conflict");
+  CHECK(f.c.must("PATCH", f.url("nope"), "{}", merge).status == 404);
+}
 
 TEST_CASE("k8s emulator: a delay fault holds the answer back") {
   fixture f;
@@ -303,19 +315,22 @@ TEST_CASE("k8s emulator: many concurrent clients (scenario L13)") {
   f.create();
   // Every client holds its connection open for 200 ms, so they overlap.
   f.emu.add_fault(k8s_fault::delay_by(200ms).on("GET"));
+  // One engine serves all threads (its start() is thread-safe; each
+  // exchange has its own connection).
   constexpr int n = 24;
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
+  auto start = steady::now();
   for (int i = 0; i < n; ++i)
     threads.emplace_back([&] {
-      client c{f.emu.options().token};
-      if (auto r = c.call("GET", f.url()); r && r->status == 200)
+      if (auto r = f.c.call("GET", f.url()); r && r->status == 200)
         ++ok;
     });
   for (auto& t : threads)
     t.join();
   CHECK(ok == n);
   CHECK(f.emu.counters().max_concurrent_connections >= n / 2);
+  CHECK(steady::now() - start < 3s);
 }
 
 TEST_CASE("k8s emulator: HTTPS with the test CA, a client that does not "
@@ -364,31 +379,14 @@ TEST_CASE("k8s emulator: setup errors are values from make_k8s_api_emulator") {
         != std::string::npos);
 }
 
-namespace {
-
-// The same stale-resourceVersion exchange as the 409 test in
-// k8s_emulator_test.cpp: two writers read one version, the second is stale.
-uint16_t stale_put_status(k8s_api_emulator& emu) {
-  client c{emu.options().token};
-  auto created
-    = c.must("POST", emu.leases_url("default"), lease_body("abc", "pod-a"));
-  auto rv = str_at(json_of(created.body), "/metadata/resourceVersion");
-  c.must("PUT", emu.lease_url("default", "abc"), lease_body("abc", "b", rv));
-  return c
-    .must("PUT", emu.lease_url("default", "abc"), lease_body("abc", "c", rv))
-    .status;
-}
-
-} // namespace
-
 TEST_CASE("k8s emulator: planted bug (stale resourceVersion accepted) is "
           "caught by the stale-RV check") {
-  k8s_api_emulator correct;
-  CHECK(stale_put_status(correct) == 409);
+  fixture correct;
+  CHECK(stale_put(correct).status == 409);
   k8s_api_emulator_options broken_opts;
   broken_opts.planted_bug = k8s_planted_bug::accept_stale_resource_version;
-  k8s_api_emulator broken{broken_opts};
-  // The suite's `status == 409` assertion would fail against this one.
-  CHECK(stale_put_status(broken) == 200);
-  CHECK(broken.lease("default", "abc")->spec.holder_identity == "c");
+  fixture broken{broken_opts};
+  // The same exchange whose `status == 409` the suite asserts answers 200.
+  CHECK(stale_put(broken).status == 200);
+  CHECK(broken.emu.lease("default", "abc")->spec.holder_identity == "pod-c");
 }

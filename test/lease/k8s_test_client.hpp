@@ -148,6 +148,40 @@ inline std::string details(std::string_view name,
     R"({{"name":"{}","group":"coordination.k8s.io","kind":"{}"}})", name, kind);
 }
 
+/// An emulator with default options and a client holding its token.
+struct fixture {
+  troupe::test::k8s_api_emulator emu;
+  client c;
+
+  explicit fixture(troupe::test::k8s_api_emulator_options opts = {})
+    : emu(std::move(opts)), c(emu.options().token) {}
+
+  std::string url(std::string_view name = "abc") const {
+    return emu.lease_url("default", name);
+  }
+
+  std::string collection() const {
+    return emu.leases_url("default");
+  }
+
+  /// POSTs a lease held by `holder`; returns its resourceVersion.
+  std::string create(std::string_view name = "abc",
+                     std::string_view holder = "a") {
+    auto res = c.must("POST", collection(), lease_body(name, holder));
+    REQUIRE(res.status == 201);
+    return str_at(json_of(res.body), "/metadata/resourceVersion");
+  }
+};
+
+/// The stale-resourceVersion exchange: two writers read one version, the
+/// second PUT is stale. Shared by the 409 test and the planted-bug check.
+inline rt::http_response stale_put(fixture& f) {
+  auto rv = f.create("abc", "pod-a");
+  REQUIRE(f.c.must("PUT", f.url("abc"), lease_body("abc", "pod-b", rv)).status
+          == 200);
+  return f.c.must("PUT", f.url("abc"), lease_body("abc", "pod-c", rv));
+}
+
 inline std::unique_ptr<troupe::test::test_pki> make_pki() {
   auto pki = troupe::test::make_test_pki();
   if (!pki)

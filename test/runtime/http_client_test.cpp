@@ -22,6 +22,7 @@
 #include "troupe/runtime/http_client.hpp"
 #include "troupe/runtime/http_engine.hpp"
 #include "troupe/runtime/log.hpp"
+#include "troupe/test/eventually.hpp"
 #include "troupe/test/http_test_server.hpp"
 
 using namespace std::chrono_literals;
@@ -31,6 +32,7 @@ using troupe::runtime::http_header;
 using troupe::runtime::http_request;
 using troupe::runtime::http_response;
 using troupe::runtime::http_tls_settings;
+using troupe::test::eventually;
 using troupe::test::http_behaviour;
 using troupe::test::http_test_server;
 using troupe::test::http_test_server_tls;
@@ -108,18 +110,6 @@ std::unique_ptr<troupe::test::test_pki> make_pki() {
   if (!pki)
     FAIL(pki.error().message);
   return std::move(*pki);
-}
-
-/// Waits until `pred` holds (polling), at most `limit`.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 5s) {
-  auto until = steady::now() + limit;
-  while (!pred()) {
-    if (steady::now() > until)
-      return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
 }
 
 } // namespace

@@ -5,11 +5,13 @@
 #include "troupe/test/k8s_api_emulator.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
+#include <strings.h>
 
 #include "troupe/runtime/errc.hpp"
 #include "troupe/test/k8s_api_emulator_impl.hpp"
@@ -21,14 +23,8 @@ namespace {
 using steady = std::chrono::steady_clock;
 using incoming = k8s_api_emulator::impl::incoming;
 
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size()
-         && std::equal(a.begin(), a.end(), b.begin(),
-                       [](char x, char y) { return lower(x) == lower(y); });
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 const std::string* find_header(const std::vector<runtime::http_header>& hs,
@@ -46,7 +42,7 @@ std::string media_type(const std::string* value) {
   std::string out;
   for (char c : value->substr(0, value->find(';')))
     if (c != ' ' && c != '\t')
-      out += lower(c);
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -144,8 +140,7 @@ const char* to_string(k8s_verb v) noexcept {
   return "?";
 }
 
-// -- k8s_fault
-// ------------------------------------------------------------------
+// -- k8s_fault --------------------------------------------------------------
 
 namespace {
 
@@ -209,8 +204,7 @@ const std::string* k8s_recorded_request::header(std::string_view name) const {
   return find_header(headers, name);
 }
 
-// -- request logic
-// ----------------------------------------------------------------
+// -- request logic ----------------------------------------------------------
 
 k8s_api_emulator::impl::plan
 k8s_api_emulator::impl::begin(const incoming& req) {
@@ -237,6 +231,10 @@ k8s_api_emulator::impl::begin(const incoming& req) {
     break;
   }
   recorded.push_back(std::move(rec));
+  while (recorded.size() > std::max<size_t>(1, opts.max_recorded_requests)) {
+    recorded.pop_front();
+    ++first_seq;
+  }
   return p;
 }
 
@@ -366,8 +364,7 @@ std::string k8s_api_emulator::impl::user() const {
                      opts.service_account_namespace, opts.service_account_name);
 }
 
-// -- k8s_api_emulator
-// ------------------------------------------------------------
+// -- k8s_api_emulator -------------------------------------------------------
 
 k8s_api_emulator::k8s_api_emulator(k8s_api_emulator_options opts) {
   try {

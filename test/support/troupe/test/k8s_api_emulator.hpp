@@ -109,6 +109,9 @@ struct k8s_api_emulator_options {
   std::vector<std::string> namespaces;
   /// Largest accepted request body, bytes (the apiserver's default: 3 MiB).
   uint64_t max_body_bytes = 3 * 1024 * 1024;
+  /// Requests kept for `requests()`; the oldest go first beyond this (a
+  /// long-running demo emulator must not grow without bound).
+  size_t max_recorded_requests = 100000;
   /// A deliberately broken rule, for planted-bug checks only.
   k8s_planted_bug planted_bug = k8s_planted_bug::none;
 };
@@ -221,6 +224,8 @@ public:
   k8s_api_emulator(const k8s_api_emulator&) = delete;
   k8s_api_emulator& operator=(const k8s_api_emulator&) = delete;
 
+  /// The options it was built with (`set_token` does not change
+  /// `options().token`).
   const k8s_api_emulator_options& options() const noexcept;
 
   /// The listening port.

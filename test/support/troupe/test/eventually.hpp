@@ -1,0 +1,27 @@
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+/// @file
+/// Polling with a deadline, for real-time tests (real sockets, processes):
+/// the alternative to fixed sleeps. Unit tests never need it.
+
+namespace troupe::test {
+
+/// Calls `pred` every 5 ms until it returns true or `limit` (real time,
+/// steady clock) has passed; returns whether it held. Runs on the calling
+/// thread.
+template <class Pred>
+bool eventually(Pred pred,
+                std::chrono::milliseconds limit = std::chrono::seconds{5}) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return true;
+}
+
+} // namespace troupe::test
