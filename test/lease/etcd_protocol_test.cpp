@@ -405,3 +405,22 @@ TEST_CASE("etcd protocol: messages escape what they quote") {
   CHECK_THAT(r.error().message, Catch::Contains(R"(\x01\"x\xff)"));
   CHECK(escape_for_message(std::string(100, 'a'), 10) == "aaaaaaaaaa...");
 }
+
+TEST_CASE("etcd protocol: range responses") {
+  auto two = parse_range_response(
+    R"({)" HEADER R"(,"kvs":[{"key":"L2xvY2tzL2E=","create_revision":"4",)"
+    R"("mod_revision":"5","version":"2","value":"b3duZXIy"},{"key":)"
+    R"("L2xvY2tzL2I=","create_revision":"6","mod_revision":"6","version":)"
+    R"("1","value":"eA==","lease":"2324035695469262610"}],"count":"2"})");
+  REQUIRE(two);
+  REQUIRE(two->size() == 2);
+  CHECK((*two)[0] == kv{"/locks/a", "owner2", 4, 5, 2, 0});
+  CHECK((*two)[1] == kv{"/locks/b", "x", 6, 6, 1, 2324035695469262610});
+  auto none = parse_range_response(R"({)" HEADER R"(})");
+  REQUIRE(none);
+  CHECK(none->empty());
+  auto bad = parse_range_response(R"({"kvs":[{"lease":"1e3"}]})");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message,
+             Catch::Contains("field \"kvs[0].lease\": not an int64"));
+}

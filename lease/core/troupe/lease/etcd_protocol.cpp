@@ -194,11 +194,12 @@ runtime::error read_range(const reader& r, const json_value& v,
   auto* kvs = reader::member(v, "kvs");
   if (kvs == nullptr)
     return {};
+  auto base = path.empty() ? std::string{"kvs"} : path + ".kvs";
   if (!kvs->IsArray())
-    return r.fail_field(path + ".kvs", "not an array");
+    return r.fail_field(base, "not an array");
   for (rapidjson::SizeType i = 0; i < kvs->Size(); ++i) {
     kv x;
-    if (auto err = read_kv(r, (*kvs)[i], fmt::format("{}.kvs[{}]", path, i), x))
+    if (auto err = read_kv(r, (*kvs)[i], fmt::format("{}[{}]", base, i), x))
       return err;
     out.range_kvs.push_back(std::move(x));
   }
@@ -584,6 +585,16 @@ runtime::expected<txn_response> parse_txn_response(std::string_view body) {
                                   fmt::format("responses[{}]", i), out))
       return err;
   return out;
+}
+
+runtime::expected<std::vector<kv>> parse_range_response(std::string_view body) {
+  reader r{"range response"};
+  if (auto err = r.parse(body))
+    return err;
+  txn_response out;
+  if (auto err = read_range(r, r.root(), "", out))
+    return err;
+  return std::move(out.range_kvs);
 }
 
 runtime::expected<keepalive_response>

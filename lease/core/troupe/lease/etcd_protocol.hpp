@@ -173,6 +173,10 @@ runtime::expected<grant_response> parse_grant_response(std::string_view body);
 /// `response_delete_range`.
 runtime::expected<txn_response> parse_txn_response(std::string_view body);
 
+/// Parses a /v3/kv/range response: its kvs (none for a missing key, which
+/// etcd answers without `kvs`).
+runtime::expected<std::vector<kv>> parse_range_response(std::string_view body);
+
 /// Parses the first JSON object of a keepalive response (the body holds one
 /// `{"result":{...}}` line per request object); requires `result.ID`. A
 /// body holding the streaming error shape is an error naming etcd's

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "troupe/lease/etcd_lease_config.hpp"
 #include "troupe/lease/file_lease_backend.hpp"
 #include "troupe/lease/in_memory_lease_backend.hpp"
 
@@ -13,8 +14,9 @@ void declare_lease_config(runtime::config_schema& schema) {
   auto backend = runtime::make_config_key(
     "lease.backend", config_type::string, "file",
     "Lease backend: in_memory (one process, tests and "
-    "development) or file (the processes of one host).");
-  backend.allowed = {"in_memory", "file"};
+    "development), file (the processes of one host) or etcd "
+    "(a cluster; lease.etcd.*).");
+  backend.allowed = {"in_memory", "file", "etcd"};
   schema.add(std::move(backend));
   auto ttl = runtime::make_config_key(
     "lease.ttl", config_type::duration, "15s",
@@ -54,6 +56,7 @@ void declare_lease_config(runtime::config_schema& schema) {
     "lock before reporting the store unavailable.");
   lock.min_duration = std::chrono::milliseconds{1};
   schema.add(std::move(lock));
+  declare_etcd_lease_config(schema);
 }
 
 lease_settings settings_from_config(const runtime::config& cfg,
@@ -90,6 +93,8 @@ backend_from_config(const runtime::config& cfg,
     return std::shared_ptr<lease_backend>{
       std::make_shared<in_memory_lease_backend>(store)};
   }
+  if (kind == "etcd")
+    return etcd_backend_from_config(cfg);
   file_lease_backend_options opts;
   opts.directory = cfg.get<std::string>("lease.file.directory");
   opts.lock_timeout = cfg.get<runtime::timespan>("lease.file.lock_timeout");
