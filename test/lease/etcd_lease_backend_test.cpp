@@ -432,6 +432,27 @@ TEST_CASE("etcd backend: an expired auth token (short --auth-token-ttl, "
   CHECK(call(*b, backend_op::release, q).status == backend_status::ok);
 }
 
+TEST_CASE("etcd backend: auth switched on and off while running: \"user "
+          "name is empty\" => authenticate; a token etcd no longer wants "
+          "(401, then 412 \"not enabled\") => dropped") {
+  etcd_server etcd;
+  auto b = make_backend(etcd, [](etcd_lease_backend_options& o) {
+    o.user = "app";
+    o.password = runtime::secret{"app-pw-secret"};
+  });
+  // Auth is off: authenticate answers 412 and the backend goes on without.
+  must_acquire(*b, req("node-a", 11, "first"));
+  CHECK(b->stats().authentications == 1);
+  etcd.enable_auth("rootpw-1", "app", "app-pw-secret", "/troupe/leases/");
+  must_acquire(*b, req("node-a", 12, "second"));
+  CHECK(b->stats().authentications == 2);
+  etcd.disable_auth();
+  must_acquire(*b, req("node-a", 13, "third"));
+  CHECK(b->stats().authentications == 3);
+  must_acquire(*b, req("node-a", 14, "fourth"));
+  CHECK(b->stats().authentications == 3);
+}
+
 // -- TLS ----------------------------------------------------------------------
 
 TEST_CASE("etcd backend: TLS with CA verification and a client certificate; "

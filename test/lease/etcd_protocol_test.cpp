@@ -392,6 +392,9 @@ TEST_CASE("etcd protocol: parsers survive hostile input") {
   CHECK_FALSE(parse_txn_response(body));
   CHECK_FALSE(parse_keepalive_response(body));
   CHECK_FALSE(parse_authenticate_response(body));
+  auto range = parse_range_response(body);
+  CHECK((!range || range->empty()));
+  (void)parse_error_body(body);
   auto a = classify_answer(200, body);
   CHECK((a.kind == answer_kind::ok || a.kind == answer_kind::unavailable));
   if (body.size() > max_body_bytes)

@@ -521,6 +521,11 @@ void etcd_cluster::enable_auth(const std::string& root_password,
   root_password_ = root_password;
 }
 
+void etcd_cluster::disable_auth() {
+  post_ok("/v3/auth/disable", "{}");
+  root_password_.clear();
+}
+
 bool etcd_cluster::revoke(int64_t id) {
   return post(lease::etcd::revoke_path, lease::etcd::lease_id_request(id))
            .status

@@ -126,6 +126,10 @@ public:
   void enable_auth(const std::string& root_password, const std::string& user,
                    const std::string& password, const std::string& prefix);
 
+  /// Disables authentication again (as root); later fixture calls send no
+  /// token.
+  void disable_auth();
+
   /// Revokes lease `id` (as root after enable_auth); true on 200.
   bool revoke(int64_t id);
 
