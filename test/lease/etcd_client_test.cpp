@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "troupe/lease/backend_sync.hpp"
 #include "troupe/lease/etcd_lease_backend.hpp"
@@ -195,4 +196,41 @@ TEST_CASE("etcd client: a server that never answers costs one "
   CHECK_THAT(r.detail, Catch::Contains("timed out"));
   CHECK(took >= 900ms);
   CHECK(took <= 2s);
+}
+
+TEST_CASE("scenario L3 (etcd, scripted): the acquire txn applied but its "
+          "reply was lost: the retry adopts that lease, renewals use it") {
+  http_test_server srv;
+  srv.push(json(200, grant_ok)); // lease 7
+  srv.push(http_behaviour::never_respond());
+  srv.push(json(200, R"({"header":{"revision":"12"},"ID":"8","TTL":"2"})"));
+  srv.push(json(200, R"({"header":{"revision":"12"},"responses":[)"
+                     R"({"response_range":{"kvs":[{"key":"L3Ryb3VwZS9sZWFz)"
+                     R"(ZXMvam9icw==","create_revision":"5","mod_revision":)"
+                     R"("5","version":"1","value":"bm9kZS1h","lease":"7"}],)"
+                     R"("count":"1"}}]})"));
+  srv.push(json(200, R"({"header":{}})")); // revoke 8
+  srv.push(json(200, R"({"result":{"ID":"7","TTL":"2"}})"
+                     "\n")); // keepalive
+  auto b = make_backend({srv.url("/")}, false);
+  auto lost = call(*b, backend_op::acquire);
+  CHECK(lost.status == backend_status::unavailable);
+  CHECK(b->lease_id_of("jobs", "node-a") == 0);
+  auto retry = call(*b, backend_op::acquire);
+  CHECK(retry.status == backend_status::held);
+  CHECK(retry.holder == "node-a");
+  CHECK(retry.acquisition == 11);
+  CHECK(retry.token == 5);
+  CHECK(b->lease_id_of("jobs", "node-a") == 7);
+  // The unused lease 8 is revoked in the background: let it take its turn.
+  for (int i = 0; i < 200 && srv.requests().size() < 5; ++i)
+    std::this_thread::sleep_for(10ms);
+  auto renewed = call(*b, backend_op::renew);
+  CHECK(renewed.status == backend_status::ok);
+  CHECK(renewed.token == 5);
+  auto reqs = srv.requests();
+  REQUIRE(reqs.size() == 6);
+  CHECK(reqs[4].target == "/v3/lease/revoke");
+  CHECK(reqs[4].body == R"({"ID":"8"})");
+  CHECK(reqs[5].body == R"({"ID":"7"})");
 }

@@ -235,6 +235,27 @@ TEST_CASE("etcd backend: release deletes the key and revokes the lease; "
         == outcome_kind::lost);
 }
 
+TEST_CASE("scenario L12 (etcd): a release after the key changed hands is "
+          "guarded: the new holder's key stays, the old holder counts as "
+          "released") {
+  etcd_server etcd;
+  auto a = make_backend(etcd);
+  auto b = make_backend(etcd);
+  auto qa = req("node-a", 11);
+  auto token_a = must_acquire(*a, qa);
+  // A's lease ends behind its back (as if it expired) and B takes over.
+  REQUIRE(etcd.revoke(a->lease_id_of("jobs", "node-a")));
+  auto token_b = must_acquire(*b, req("node-b", 22));
+  CHECK(token_b > token_a);
+  auto r = call(*a, backend_op::release, qa);
+  CHECK(meaning(backend_op::release, r, qa) == outcome_kind::success);
+  CHECK_THAT(r.detail, Catch::Contains("no longer names \"node-a\""));
+  auto key = etcd.get("/troupe/leases/jobs");
+  REQUIRE(key);
+  CHECK(key->value == "node-b");
+  CHECK(key->lease == b->lease_id_of("jobs", "node-b"));
+}
+
 TEST_CASE("etcd backend: fencing tokens strictly increase across owners and "
           "re-acquisitions by the same owner") {
   etcd_server etcd;
