@@ -94,7 +94,7 @@ TEST_CASE("etcd client: authenticates first and sends the token raw in "
   }
 }
 
-TEST_CASE("etcd client: 401 => re-authenticate once and retry; a second 401 "
+TEST_CASE("etcd client: 401 => re-authenticate once and retry, a second 401 "
           "is rejected without a loop") {
   http_test_server srv;
   srv.push(json(200, auth_ok("tok.1")));
@@ -120,7 +120,7 @@ TEST_CASE("etcd client: 401 => re-authenticate once and retry; a second 401 "
   CHECK(srv.requests().size() == 8);
 }
 
-TEST_CASE("etcd client: 503 with Retry-After => unavailable with retry_after; "
+TEST_CASE("etcd client: 503 with Retry-After => unavailable with retry_after, "
           "the next call goes to the next endpoint") {
   http_test_server first;
   http_test_server second;

@@ -111,7 +111,7 @@ bool eventually(std::function<bool()> pred, ms bound) {
 // -- the basics ---------------------------------------------------------------
 
 TEST_CASE("etcd backend: acquire creates the key (value = owner, on the "
-          "granted lease); token = its create_revision") {
+          "granted lease), token = its create_revision") {
   etcd_server etcd;
   auto b = make_backend(etcd);
   auto q = req("node-a", 11);
@@ -133,7 +133,7 @@ TEST_CASE("etcd backend: acquire creates the key (value = owner, on the "
 }
 
 TEST_CASE("etcd backend: contention: a second owner gets held with the "
-          "holder's name and token; its fresh lease is revoked") {
+          "holder's name and token, its fresh lease is revoked") {
   etcd_server etcd;
   auto a = make_backend(etcd);
   auto b = make_backend(etcd);
@@ -179,7 +179,7 @@ TEST_CASE("etcd backend: renewals (keepalives) keep the lease past 2 x ttl") {
 }
 
 TEST_CASE("etcd backend: takeover after the holder stops renewing: not "
-          "before its local deadline, within ttl + 1.5 s; the old holder's "
+          "before its local deadline, within ttl + 1.5 s, the old holder's "
           "renewal then reports the lease gone") {
   etcd_server etcd;
   auto a = make_backend(etcd);
@@ -208,7 +208,7 @@ TEST_CASE("etcd backend: takeover after the holder stops renewing: not "
   CHECK(meaning(backend_op::renew, lost, qa) == outcome_kind::lost);
 }
 
-TEST_CASE("etcd backend: release deletes the key and revokes the lease; "
+TEST_CASE("etcd backend: release deletes the key and revokes the lease, "
           "another owner acquires at once") {
   etcd_server etcd;
   auto a = make_backend(etcd);
@@ -364,7 +364,7 @@ struct capture_guard {
 } // namespace
 
 TEST_CASE("etcd backend: auth on: acquire, renew and release as the "
-          "configured user; the token goes raw in Authorization") {
+          "configured user, the token goes raw in Authorization") {
   capture_guard logs;
   etcd_server etcd;
   etcd.enable_auth("rootpw-1", "app", "app-pw-secret", "/troupe/leases/");
@@ -454,7 +454,7 @@ TEST_CASE("etcd backend: an expired auth token (short --auth-token-ttl, "
 }
 
 TEST_CASE("etcd backend: auth switched on and off while running: \"user "
-          "name is empty\" => authenticate; a token etcd no longer wants "
+          "name is empty\" => authenticate, a token etcd no longer wants "
           "(401, then 412 \"not enabled\") => dropped") {
   etcd_server etcd;
   auto b = make_backend(etcd, [](etcd_lease_backend_options& o) {
@@ -476,7 +476,7 @@ TEST_CASE("etcd backend: auth switched on and off while running: \"user "
 
 // -- TLS ----------------------------------------------------------------------
 
-TEST_CASE("etcd backend: TLS with CA verification and a client certificate; "
+TEST_CASE("etcd backend: TLS with CA verification and a client certificate, "
           "an untrusted CA or a missing client certificate is refused") {
   etcd_options opts;
   opts.tls = true;
@@ -511,7 +511,7 @@ TEST_CASE("etcd backend: TLS with CA verification and a client certificate; "
 // -- etcd down ----------------------------------------------------------------
 
 TEST_CASE("etcd backend: etcd stopped while held => unavailable (never "
-          "lost); restarted => the lease survived, renew and re-acquire "
+          "lost), restarted => the lease survived, renew and re-acquire "
           "work") {
   etcd_server etcd;
   auto b = make_backend(etcd);
@@ -668,7 +668,7 @@ struct fenced_store {
 } // namespace
 
 TEST_CASE("scenario L14: etcd unreachable while held => on_lost by the "
-          "local deadline; the next holder's token is greater") {
+          "local deadline, the next holder's token is greater") {
   etcd_server etcd;
   runtime::node_options nopts;
   nopts.modules = {lease::lease_module()};

@@ -267,7 +267,7 @@ TEST_CASE("etcd protocol: bad keepalive responses") {
   CHECK_THAT(r.error().message, Catch::Contains(expected));
 }
 
-TEST_CASE("etcd protocol: authenticate response; errors never quote it") {
+TEST_CASE("etcd protocol: authenticate response, errors never quote it") {
   auto ok = parse_authenticate_response(R"({)" HEADER
                                         R"(,"token":"HRsZrkifEVDNTcHq.75"})");
   REQUIRE(ok);

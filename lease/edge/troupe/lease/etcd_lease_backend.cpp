@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -57,6 +58,20 @@ backend_reply make_reply(backend_status status, std::string detail) {
   r.status = status;
   r.detail = std::move(detail);
   return r;
+}
+
+// Parses an ok answer's body with `parse`; on a parse error answers `done`
+// with `unavailable` naming the RPC and the field, and returns nullopt.
+template <class Parser>
+auto parse_or_answer(const etcd_result& r, Parser parse,
+                     lease_backend::callback& done) {
+  auto x = parse(r.body);
+  using value = std::decay_t<decltype(*x)>;
+  if (x)
+    return std::optional<value>{std::move(*x)};
+  done(make_reply(backend_status::unavailable,
+                  fmt::format("{}: {}", r.where, x.error().message)));
+  return std::optional<value>{};
 }
 
 } // namespace
@@ -260,11 +275,9 @@ void etcd_lease_backend::impl::acquire(backend_request req, callback done,
      grants_left, ttl](etcd_result r) mutable {
       if (r.kind != answer_kind::ok)
         return done(self->failure(r, req));
-      auto g = etcd::parse_grant_response(r.body);
+      auto g = parse_or_answer(r, etcd::parse_grant_response, done);
       if (!g)
-        return done(
-          make_reply(backend_status::unavailable,
-                     fmt::format("{}: {}", r.where, g.error().message)));
+        return;
       ++self->grants_;
       self->add_grant(req, g->id);
       if (g->ttl > ttl && self->note_ttl(req.name))
@@ -307,11 +320,9 @@ void etcd_lease_backend::impl::acquire_txn(backend_request req, callback done,
           self->revoke_quietly(id, "acquire refused");
           return done(self->failure(r, req));
       }
-      auto txn = etcd::parse_txn_response(r.body);
+      auto txn = parse_or_answer(r, etcd::parse_txn_response, done);
       if (!txn)
-        return done(
-          make_reply(backend_status::unavailable,
-                     fmt::format("{}: {}", r.where, txn.error().message)));
+        return;
       if (txn->succeeded)
         self->on_acquired(req, std::move(done), id, *txn);
       else
@@ -431,11 +442,9 @@ void etcd_lease_backend::impl::renew(backend_request req, callback done) {
         self->forget(req, held.id);
       if (r.kind != answer_kind::ok)
         return done(self->failure(r, req));
-      auto ka = etcd::parse_keepalive_response(r.body);
+      auto ka = parse_or_answer(r, etcd::parse_keepalive_response, done);
       if (!ka)
-        return done(
-          make_reply(backend_status::unavailable,
-                     fmt::format("{}: {}", r.where, ka.error().message)));
+        return;
       if (ka->id != held.id)
         return done(
           make_reply(backend_status::unavailable,
@@ -489,11 +498,9 @@ void etcd_lease_backend::impl::release(backend_request req, callback done) {
      ids](etcd_result r) mutable {
       if (r.kind != answer_kind::ok)
         return done(self->failure(r, req));
-      auto txn = etcd::parse_txn_response(r.body);
+      auto txn = parse_or_answer(r, etcd::parse_txn_response, done);
       if (!txn)
-        return done(
-          make_reply(backend_status::unavailable,
-                     fmt::format("{}: {}", r.where, txn.error().message)));
+        return;
       // Deleted, or the key no longer names us (compare failed): released
       // either way. The leases go back to etcd; a failed revoke only
       // leaves a lease without keys that expires by itself.
