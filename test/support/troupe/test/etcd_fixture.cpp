@@ -62,13 +62,32 @@ std::vector<uint16_t> free_ports(size_t n) {
   return ports;
 }
 
-// A fresh directory, in /dev/shm when possible (etcd fsyncs its WAL).
+// Removes `troupe-etcd-<pid>-*` directories of test processes that no
+// longer exist (killed before their destructors ran): in /dev/shm they hold
+// memory (etcd preallocates a 64 MB WAL file).
+void remove_stale_dirs(const fs::path& base) {
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator{base, ec}) {
+    auto name = entry.path().filename().string();
+    constexpr std::string_view prefix = "troupe-etcd-";
+    if (name.rfind(prefix, 0) != 0)
+      continue;
+    auto pid = std::atol(name.c_str() + prefix.size());
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
+      fs::remove_all(entry.path(), ec);
+  }
+}
+
+// A fresh directory, in /dev/shm when possible (etcd fsyncs its WAL),
+// named after this process so that a later run can clean up after a crash.
 std::string make_temp_dir() {
   std::error_code ec;
   fs::path base = fs::temp_directory_path();
   if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0)
     base = "/dev/shm";
-  auto tmpl = (base / "troupe-etcd-XXXXXX").string();
+  remove_stale_dirs(base);
+  auto tmpl
+    = (base / fmt::format("troupe-etcd-{}-XXXXXX", ::getpid())).string();
   if (::mkdtemp(tmpl.data()) == nullptr)
     fail(fmt::format("mkdtemp({}): {}", tmpl, std::strerror(errno)));
   return tmpl;

@@ -51,7 +51,9 @@ struct etcd_options {
 /// the PIDs started here are ever signalled. The destructor stops every
 /// member (SIGTERM, SIGKILL after 3 s) and removes the directory (kept when
 /// KEEP_TEST_TMP is set, for post-mortems; each member's log is
-/// `<dir>/<member>.log`).
+/// `<dir>/<member>.log`). The directory is named `troupe-etcd-<pid>-*`;
+/// the next fixture removes those of processes that no longer exist (a
+/// test binary killed before its destructors ran).
 ///
 /// Errors (test setup, not code under test) throw std::runtime_error whose
 /// message names the command, the member and the tail of its log; a
