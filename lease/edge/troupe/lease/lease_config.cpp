@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "troupe/lease/etcd_lease_config.hpp"
 #include "troupe/lease/file_lease_backend.hpp"
 #include "troupe/lease/in_memory_lease_backend.hpp"
 #include "troupe/lease/kubernetes_lease_config.hpp"
@@ -14,9 +15,10 @@ void declare_lease_config(runtime::config_schema& schema) {
   auto backend = runtime::make_config_key(
     "lease.backend", config_type::string, "file",
     "Lease backend: in_memory (one process, tests and "
-    "development), file (the processes of one host) or kubernetes "
-    "(coordination.k8s.io/v1 Lease objects).");
-  backend.allowed = {"in_memory", "file", "kubernetes"};
+    "development), file (the processes of one host), etcd (a "
+    "cluster; lease.etcd.*) or kubernetes (coordination.k8s.io/v1 Lease "
+    "objects; lease.kubernetes.*).");
+  backend.allowed = {"in_memory", "file", "etcd", "kubernetes"};
   schema.add(std::move(backend));
   auto ttl = runtime::make_config_key(
     "lease.ttl", config_type::duration, "15s",
@@ -56,6 +58,7 @@ void declare_lease_config(runtime::config_schema& schema) {
     "lock before reporting the store unavailable.");
   lock.min_duration = std::chrono::milliseconds{1};
   schema.add(std::move(lock));
+  declare_etcd_lease_config(schema);
   declare_kubernetes_lease_config(schema);
 }
 
@@ -93,6 +96,8 @@ backend_from_config(const runtime::config& cfg,
     return std::shared_ptr<lease_backend>{
       std::make_shared<in_memory_lease_backend>(store)};
   }
+  if (kind == "etcd")
+    return etcd_backend_from_config(cfg);
   if (kind == "kubernetes")
     return kubernetes_backend_from_config(cfg);
   file_lease_backend_options opts;

@@ -16,8 +16,8 @@
 
 namespace troupe::lease {
 
-/// Declares the `lease.*` keys (docs/reference/configuration.md lists them
-/// with their defaults).
+/// Declares the `lease.*` keys, including `lease.etcd.*`
+/// (docs/reference/configuration.md lists them with their defaults).
 void declare_lease_config(runtime::config_schema& schema);
 
 /// The settings of lease `name` held by `owner`, from `lease.ttl`,
@@ -27,8 +27,9 @@ lease_settings settings_from_config(const runtime::config& cfg,
                                     std::string name, std::string owner);
 
 /// The backend `lease.backend` selects: `in_memory` (over a process-wide
-/// store on `clock`) or `file` (in `lease.file.directory`). Errors name the
-/// key and the problem (e.g. a directory that cannot be created).
+/// store on `clock`), `file` (in `lease.file.directory`) or `etcd`
+/// (`lease.etcd.*`, etcd_lease_config.hpp). Errors name the key and the
+/// problem (e.g. a directory that cannot be created).
 runtime::expected<std::shared_ptr<lease_backend>>
 backend_from_config(const runtime::config& cfg,
                     const runtime::clock_source& clock);
