@@ -328,6 +328,9 @@ parse_micro_time(std::string_view text) {
   if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59
       || sec > 60)
     return fail("a date or time field is out of range");
+  // system_clock counts nanoseconds in 64 bits: about 1678..2262.
+  if (year < 1678 || year > 2261)
+    return fail("the year is outside 1678..2261");
   int offset_min = 0;
   if (text.size() == 27) {
     if (text[26] != 'Z')
