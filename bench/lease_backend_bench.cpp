@@ -43,7 +43,8 @@ constexpr auto request_timeout = std::chrono::seconds{5};
 // One blocking exchange over the engine (the baselines' client).
 runtime::http_response exchange(runtime::http_engine& engine,
                                 runtime::http_request req) {
-  auto p = std::make_shared<std::promise<runtime::expected<runtime::http_response>>>();
+  auto p = std::make_shared<
+    std::promise<runtime::expected<runtime::http_response>>>();
   auto f = p->get_future();
   engine.start(std::move(req), [p](auto res) { p->set_value(std::move(res)); });
   auto res = f.get();
@@ -259,9 +260,9 @@ void raw_k8s_acquire_release(benchmark::State& state) {
     auto rv = resource_version_of(get.body);
     auto put = env.call("PUT", lease_path + name,
                         lease_body(name, rv, "owner-a", ++transitions));
-    auto rel = env.call("PUT", lease_path + name,
-                        lease_body(name, resource_version_of(put.body), "",
-                                   transitions));
+    auto rel = env.call(
+      "PUT", lease_path + name,
+      lease_body(name, resource_version_of(put.body), "", transitions));
     expect(!resource_version_of(rel.body).empty(), state, "raw release failed");
   }
 }
@@ -286,13 +287,13 @@ void raw_k8s_renew(benchmark::State& state) {
   auto& env = k8s();
   const std::string name = "bench-k8s-raw-renew";
   static std::string rv = [&] {
-    auto put = env.call("PUT", lease_path + name,
-                        lease_body(name, "1", "owner-a", 1));
+    auto put
+      = env.call("PUT", lease_path + name, lease_body(name, "1", "owner-a", 1));
     return resource_version_of(put.body);
   }();
   for (auto _ : state) {
-    auto next = env.call("PUT", lease_path + name,
-                         lease_body(name, rv, "owner-a", 1));
+    auto next
+      = env.call("PUT", lease_path + name, lease_body(name, rv, "owner-a", 1));
     rv = resource_version_of(next.body);
     expect(!rv.empty(), state, "raw renew failed");
   }
@@ -302,11 +303,15 @@ void raw_k8s_renew(benchmark::State& state) {
 
 // Interleaved subject/baseline pairs, real time (the work is on other
 // threads and processes).
-BENCHMARK(raw_etcd_acquire_release)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(raw_etcd_acquire_release)
+  ->UseRealTime()
+  ->Unit(benchmark::kMicrosecond);
 BENCHMARK(etcd_acquire_release)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(raw_etcd_renew)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(etcd_renew)->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(raw_k8s_acquire_release)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(raw_k8s_acquire_release)
+  ->UseRealTime()
+  ->Unit(benchmark::kMicrosecond);
 BENCHMARK(k8s_acquire_release)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(raw_k8s_renew)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(k8s_renew)->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -318,11 +323,12 @@ int main(int argc, char** argv) {
     return 1;
   troupe::bench::ratio_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  // UseRealTime() appends "/real_time" to each name.
   bool complete = reporter.print_ratios({
-    {"etcd_acquire_release", "raw_etcd_acquire_release"},
-    {"etcd_renew", "raw_etcd_renew"},
-    {"k8s_acquire_release", "raw_k8s_acquire_release"},
-    {"k8s_renew", "raw_k8s_renew"},
+    {"etcd_acquire_release/real_time", "raw_etcd_acquire_release/real_time"},
+    {"etcd_renew/real_time", "raw_etcd_renew/real_time"},
+    {"k8s_acquire_release/real_time", "raw_k8s_acquire_release/real_time"},
+    {"k8s_renew/real_time", "raw_k8s_renew/real_time"},
   });
   benchmark::Shutdown();
   return complete ? 0 : 1;
