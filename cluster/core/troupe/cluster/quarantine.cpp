@@ -2,6 +2,11 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "troupe/cluster/errc.hpp"
+#include "troupe/cluster/handshake.hpp"
+
 namespace troupe::cluster {
 
 bool quarantine_registry::contains(const entry& e, uint64_t uid) const {
@@ -53,6 +58,38 @@ quarantine_registry::current_uid(const endpoint& ep) const {
   if (i == entries_.end())
     return std::nullopt;
   return i->second.current;
+}
+
+runtime::error check_send(const unique_address& local, const unique_address& to,
+                          size_t payload_size, uint32_t max_frame_size,
+                          const quarantine_registry& registry,
+                          std::optional<uint64_t> established_uid) {
+  if (payload_size > max_frame_size)
+    return runtime::make_error(
+      errc::frame_too_large,
+      fmt::format("frame of {} bytes to {} exceeds max_frame_size {}",
+                  payload_size, to_string(to), max_frame_size));
+  if (to.host.empty() || to.host.size() > max_name_size || to.port == 0)
+    return runtime::make_error(errc::invalid_destination,
+                               fmt::format("cannot send to {}: needs a host "
+                                           "of 1 to {} bytes and a port",
+                                           to_string(to), max_name_size));
+  if (endpoint_of(to) == endpoint_of(local))
+    return runtime::make_error(errc::invalid_destination,
+                               fmt::format("cannot send to {}: that is this "
+                                           "node's own endpoint",
+                                           to_string(to)));
+  if (registry.is_quarantined(to))
+    return runtime::make_error(errc::quarantined,
+                               fmt::format("cannot send to {}: the uid is "
+                                           "quarantined",
+                                           to_string(to)));
+  if (to.uid != 0 && established_uid && *established_uid != to.uid)
+    return runtime::make_error(
+      errc::incarnation_mismatch,
+      fmt::format("cannot send to {}: {} is connected to incarnation {}",
+                  to_string(to), to_string(endpoint_of(to)), *established_uid));
+  return {};
 }
 
 } // namespace troupe::cluster

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "troupe/cluster/transport.hpp"
+#include "troupe/runtime/error.hpp"
 
 /// @file
 /// Which incarnation lives at each host:port, and which uids are
@@ -72,5 +73,18 @@ private:
   size_t max_per_endpoint_;
   std::map<endpoint, entry> entries_;
 };
+
+/// The checks every transport's `send` makes before it queues a frame, in
+/// this order (transport.hpp documents the errors):
+/// `frame_too_large` (payload above `max_frame_size`),
+/// `invalid_destination` (empty or overlong host, port 0, this node's
+/// own endpoint), `quarantined` (`to.uid` quarantined), and
+/// `incarnation_mismatch` (`established_uid` is the uid of an established
+/// outbound connection to `to`'s endpoint and `to.uid` is neither 0 nor
+/// that uid). Returns an empty error when the frame may be queued.
+runtime::error check_send(const unique_address& local, const unique_address& to,
+                          size_t payload_size, uint32_t max_frame_size,
+                          const quarantine_registry& registry,
+                          std::optional<uint64_t> established_uid);
 
 } // namespace troupe::cluster
