@@ -5,3 +5,13 @@ troupe_test(NAME remoting_unit_tests LABEL unit
     remoting_wire_test.cpp
     watch_table_test.cpp
   LINK troupe_cluster_core)
+
+# The CAF side of remoting: payload codec, and the remoting actor over the
+# simulated transport on CAF's deterministic coordinator.
+troupe_test(NAME remoting_actor_tests LABEL actor
+  SOURCES
+    message_codec_test.cpp
+  LINK troupe_cluster)
+target_include_directories(remoting_actor_tests PRIVATE
+  ${PROJECT_SOURCE_DIR}/test/support)
+target_sources(remoting_actor_tests PRIVATE remoting_sim_test.cpp)
