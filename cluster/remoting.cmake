@@ -14,4 +14,4 @@ troupe_library(NAME troupe_cluster DIR ${dir}/shell
     ${dir}/shell/troupe/cluster/remoting.cpp
     ${dir}/shell/troupe/cluster/remoting_actor.cpp
     ${dir}/shell/troupe/cluster/remoting_listener.cpp
-  LINK troupe_cluster_core troupe_runtime)
+  LINK troupe_cluster_edge troupe_runtime)
