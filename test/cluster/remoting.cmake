@@ -15,3 +15,9 @@ troupe_test(NAME remoting_actor_tests LABEL actor
 target_include_directories(remoting_actor_tests PRIVATE
   ${PROJECT_SOURCE_DIR}/test/support)
 target_sources(remoting_actor_tests PRIVATE remoting_sim_test.cpp)
+
+# Remoting between nodes in one process on real loopback sockets.
+troupe_test(NAME remoting_tcp_tests LABEL integration
+  SOURCES
+    remoting_tcp_test.cpp
+  LINK troupe_cluster troupe_test_support)

@@ -2,13 +2,14 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include "remoting_test_types.hpp"
+#include "remoting_test_actors.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/remoting.hpp"
 #include "troupe/cluster/sim_transport.hpp"
@@ -20,50 +21,6 @@
 /// network's advance together).
 
 namespace troupe::test {
-
-using cluster::remote_down;
-using cluster::remote_ref;
-using cluster::remoting_handle;
-using runtime::unique_address;
-
-/// What a recorder actor received, in order.
-struct recorded {
-  std::vector<std::pair<remote_ref, order>> orders;
-  std::vector<std::pair<remote_ref, ack>> acks;
-  std::vector<remote_down> downs;
-  // Every message in arrival order: "order 3", "ack 7", "down <cause>".
-  std::vector<std::string> sequence;
-};
-
-/// Records orders, acks and remote_down messages.
-inline caf::behavior recorder(caf::event_based_actor*,
-                              std::shared_ptr<recorded> log) {
-  return {
-    [log](const remote_ref& from, const order& o) {
-      log->orders.emplace_back(from, o);
-      log->sequence.push_back("order " + std::to_string(o.qty));
-    },
-    [log](const remote_ref& from, const ack& a) {
-      log->acks.emplace_back(from, a);
-      log->sequence.push_back("ack " + std::to_string(a.total));
-    },
-    [log](const remote_down& d) {
-      log->downs.push_back(d);
-      log->sequence.push_back(std::string{"down "} + to_string(d.cause));
-    },
-  };
-}
-
-/// Answers each order with ack{qty * 10, name} to the sender's reply-to.
-inline caf::behavior acker(caf::event_based_actor*, remoting_handle remoting,
-                           std::string name) {
-  return {
-    [=](const remote_ref& from, const order& o) {
-      if (from.is_addressable())
-        remoting.tell(from, ack{o.qty * 10, name});
-    },
-  };
-}
 
 class sim_remoting {
 public:
