@@ -9,6 +9,8 @@ target_sources(troupe_cluster_core PRIVATE
 troupe_library(NAME troupe_cluster DIR ${dir}/shell
   SOURCES
     ${dir}/shell/troupe/cluster/caf_glue.cpp
+    ${dir}/shell/troupe/cluster/frame_dispatcher.cpp
+    ${dir}/shell/troupe/cluster/inbound_actor.cpp
     ${dir}/shell/troupe/cluster/message_codec.cpp
     ${dir}/shell/troupe/cluster/published_registry.cpp
     ${dir}/shell/troupe/cluster/remoting.cpp

@@ -49,13 +49,22 @@ caf::behavior idle(caf::event_based_actor*) {
   return {[](int32_t) {}};
 }
 
+// Both delivery paths: inbound actors (default) and the io thread.
+cluster::remoting_settings delivery(bool on_io_thread) {
+  cluster::remoting_settings s;
+  s.deliver_on_io_thread = on_io_thread;
+  return s;
+}
+
 } // namespace
 
 TEST_CASE("remoting (sim): a registered struct with a string and a vector "
           "travels both ways, with the sending node and its reply-to") {
+  auto on_io_thread = GENERATE(false, true);
+  INFO("deliver_on_io_thread " << on_io_thread);
   sim_remoting w;
-  auto A = w.start(a);
-  auto B = w.start(b);
+  auto A = w.start(a, delivery(on_io_thread));
+  auto B = w.start(b, delivery(on_io_thread));
   auto [rec_a, log_a] = w.spawn_recorder();
   auto [rec_b, log_b] = w.spawn_recorder();
   REQUIRE(B.publish("orders", w.spawn(acker, B, std::string{"b"})));
@@ -75,6 +84,23 @@ TEST_CASE("remoting (sim): a registered struct with a string and a vector "
   CHECK(A.metrics().sent == 2);
   CHECK(B.metrics().delivered == 2);
   CHECK(A.metrics().delivered == 1);
+}
+
+TEST_CASE("remoting (sim): a reply reference keeps an actor that nothing "
+          "else references alive until its reply came") {
+  sim_remoting w;
+  auto A = w.start(a);
+  auto B = w.start(b);
+  REQUIRE(B.publish("orders", w.spawn(acker, B, std::string{"b"})));
+  auto log = std::make_shared<recorded>();
+  {
+    auto waiting = w.sys().spawn(recorder, log); // the only handle, dropped
+    REQUIRE(
+      !A.send(remote_ref{b, "orders"}, order_msg(4), A.reply_ref(waiting)));
+  }
+  w.advance(100ms);
+  REQUIRE(log->acks.size() == 1);
+  CHECK(log->acks[0].second.total == 40);
 }
 
 TEST_CASE("remoting (sim): a send to this node's own reference is delivered "
@@ -187,9 +213,11 @@ TEST_CASE("remoting (sim): bad references and names are errors") {
 
 TEST_CASE("remoting (sim): a watch fires when the remote actor stops, after "
           "every message it sent before stopping") {
+  auto on_io_thread = GENERATE(false, true);
+  INFO("deliver_on_io_thread " << on_io_thread);
   sim_remoting w;
-  auto A = w.start(a);
-  auto B = w.start(b);
+  auto A = w.start(a, delivery(on_io_thread));
+  auto B = w.start(b, delivery(on_io_thread));
   auto [rec, log] = w.spawn_recorder();
   REQUIRE(A.publish("log", rec));
   auto talker = w.spawn(chatter, B, remote_ref{a, "log"}, 50);

@@ -4,6 +4,7 @@
 #include <caf/atom.hpp>
 
 #include "troupe/cluster/errc.hpp"
+#include "troupe/cluster/inbound_actor.hpp"
 #include "troupe/cluster/remote_down.hpp"
 #include "troupe/cluster/remote_ref.hpp"
 #include "troupe/cluster/remoting_actor.hpp"
@@ -19,6 +20,7 @@ void add_cluster_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<remoting_status>("troupe.cluster.remoting_status");
   cfg.add_message_type<control_received>("troupe.cluster.control_received");
   cfg.add_message_type<peer_event>("troupe.cluster.peer_event");
+  cfg.add_message_type<detail::inbound_batch>("troupe.cluster.inbound_batch");
   runtime::add_error_category<errc>(cfg);
   runtime::add_error_category<remoting_errc>(cfg);
 }
@@ -29,6 +31,12 @@ void declare_cluster_config(runtime::config_schema& schema) {
     "How long a remote watch's down notification that came on the control "
     "lane waits for its copy on the ordinary lane (which keeps it behind "
     "the stopped actor's last messages) before it fires anyway."));
+  schema.add(runtime::make_config_key(
+    "cluster.remoting.deliver_on_io_thread", runtime::config_type::boolean,
+    "false",
+    "Decode incoming messages on the transport's io thread instead of in "
+    "one inbound actor per peer (which keeps the io thread free for "
+    "heartbeats and decodes the peers in parallel)."));
 }
 
 runtime::module cluster_module() {

@@ -143,25 +143,70 @@ private:
   caf::binary_deserializer inner_;
 };
 
+// Reads the type section of a body (big-endian, every read checked).
+class type_reader {
+public:
+  explicit type_reader(std::span<const std::byte> in) : in_(in) {}
+
+  bool u8(uint8_t& x) {
+    if (pos_ + 1 > in_.size())
+      return false;
+    x = static_cast<uint8_t>(in_[pos_++]);
+    return true;
+  }
+
+  bool u16(uint16_t& x) {
+    uint8_t hi = 0, lo = 0;
+    if (!u8(hi) || !u8(lo))
+      return false;
+    x = static_cast<uint16_t>((hi << 8) | lo);
+    return true;
+  }
+
+  bool name(std::string_view& x) {
+    uint8_t n = 0;
+    if (!u8(n) || pos_ + n > in_.size())
+      return false;
+    x = std::string_view{reinterpret_cast<const char*>(in_.data() + pos_), n};
+    pos_ += n;
+    return true;
+  }
+
+  std::span<const std::byte> rest() const {
+    return in_.subspan(pos_);
+  }
+
+private:
+  std::span<const std::byte> in_;
+  size_t pos_ = 0;
+};
+
+void put_u16(std::vector<char>& out, uint16_t x) {
+  out.push_back(static_cast<char>(x >> 8));
+  out.push_back(static_cast<char>(x & 0xFF));
+}
+
 // Makes an empty value for element `i` of a body, or an error.
 runtime::expected<caf::type_erased_value_ptr>
-make_element(caf::actor_system& sys, bounded_deserializer& in, size_t i) {
+make_element(caf::actor_system& sys, type_reader& in, size_t i,
+             decode_cache* cache) {
   auto bad = [&](const std::string& why) {
     return fail(remoting_errc::undecodable,
                 fmt::format("message element {}: {}", i, why));
   };
   uint16_t nr = 0;
-  if (in(nr))
+  if (!in.u16(nr))
     return bad("truncated type number");
   if (nr != 0) {
     if (nr >= caf::type_nrs || is_refused(nr))
       return bad(fmt::format("type number {} is unknown or refused", nr));
     return sys.types().make_value(nr);
   }
-  std::string name;
-  if (in(name))
+  std::string_view name;
+  if (!in.name(name))
     return bad("truncated type name");
-  auto value = sys.types().make_value(name);
+  auto value = cache != nullptr ? cache->make(sys, name)
+                                : sys.types().make_value(std::string{name});
   if (!value)
     return bad(fmt::format("type \"{}\" is not registered on this node",
                            name.substr(0, 64)));
@@ -169,6 +214,21 @@ make_element(caf::actor_system& sys, bounded_deserializer& in, size_t i) {
 }
 
 } // namespace
+
+caf::type_erased_value_ptr decode_cache::make(caf::actor_system& sys,
+                                              std::string_view name) {
+  if (&sys != sys_) {
+    protos_.clear();
+    sys_ = &sys;
+  }
+  for (auto& [n, proto] : protos_)
+    if (n == name)
+      return proto->copy();
+  auto value = sys.types().make_value(std::string{name});
+  if (value && protos_.size() < max_entries)
+    protos_.emplace_back(std::string{name}, value->copy());
+  return value;
+}
 
 runtime::error check_message(caf::actor_system& sys, const caf::message& msg) {
   const std::string* name = nullptr;
@@ -185,59 +245,70 @@ runtime::error encode_message(caf::actor_system& sys, const caf::message& msg,
     out.resize(start);
     return err;
   };
-  caf::binary_serializer sink{sys, out};
-  auto count = static_cast<uint16_t>(msg.size());
   if (msg.size() > UINT16_MAX)
     return failed(
       fail(remoting_errc::serialization_failed,
            fmt::format("a message of {} elements is too long", msg.size())));
-  if (auto err = sink(count))
-    return failed(fail(remoting_errc::serialization_failed, sys.render(err)));
+  // The type section, written by hand (the hot path: CAF's serializer
+  // returns a caf::error per field), then the values.
+  put_u16(out, static_cast<uint16_t>(msg.size()));
   for (size_t i = 0; i < msg.size(); ++i) {
     const std::string* name = nullptr;
     if (auto err = check_element(sys, msg, i, name))
       return failed(std::move(err));
     auto nr = msg.type(i).first;
-    auto err = nr != 0 ? sink(nr) : sink(nr, *name);
-    if (!err)
-      err = msg.save(i, sink);
-    if (err)
+    put_u16(out, nr);
+    if (nr == 0) {
+      if (name->size() > 255)
+        return failed(fail(remoting_errc::serialization_failed,
+                           fmt::format("element {}: the registered type name "
+                                       "\"{}\" is longer than 255 bytes",
+                                       i, name->substr(0, 64))));
+      out.push_back(static_cast<char>(name->size()));
+      out.insert(out.end(), name->begin(), name->end());
+    }
+  }
+  caf::binary_serializer sink{sys, out};
+  for (size_t i = 0; i < msg.size(); ++i)
+    if (auto err = msg.save(i, sink))
       return failed(
         fail(remoting_errc::serialization_failed,
-             fmt::format("element {} ({}): {}", i, *name, sys.render(err))));
-  }
+             fmt::format("element {} ({}): {}", i, demangle(msg.type(i).second),
+                         sys.render(err))));
   return {};
 }
 
 runtime::expected<caf::message> decode_message(caf::actor_system& sys,
                                                std::span<const std::byte> body,
-                                               const remote_ref& from) {
+                                               const remote_ref& from,
+                                               decode_cache* cache) {
   try {
-    bounded_deserializer in{sys, body};
+    type_reader types{body};
     uint16_t count = 0;
-    if (in(count))
+    if (!types.u16(count))
       return fail(remoting_errc::undecodable, "truncated element count");
     caf::detail::dynamic_message_data::elements elements;
     elements.reserve(count + size_t{1});
     elements.push_back(caf::make_type_erased_value<remote_ref>(from));
     for (size_t i = 0; i < count; ++i) {
-      auto value = make_element(sys, in, i);
+      auto value = make_element(sys, types, i, cache);
       if (!value)
         return value.error();
-      if (auto err = (*value)->load(in))
-        return fail(remoting_errc::undecodable,
-                    fmt::format("message element {} ({}): {}", i,
-                                (*value)->type().second != nullptr
-                                  ? demangle((*value)->type().second)
-                                  : "?",
-                                sys.render(err)));
       elements.push_back(std::move(*value));
     }
+    bounded_deserializer in{sys, types.rest()};
+    for (size_t i = 1; i < elements.size(); ++i)
+      if (auto err = elements[i]->load(in))
+        return fail(remoting_errc::undecodable,
+                    fmt::format("message element {} ({}): {}", i - 1,
+                                demangle(elements[i]->type().second),
+                                sys.render(err)));
     if (in.remaining() != 0)
       return fail(remoting_errc::undecodable,
                   fmt::format("{} trailing bytes after {} elements",
                               in.remaining(), count));
-    // A new message_data starts with one reference, which the message adopts.
+    // A new message_data starts with one reference, which the message
+    // adopts.
     auto* data = new caf::detail::dynamic_message_data(std::move(elements));
     return caf::message{caf::message::data_ptr{data, false}};
   } catch (const std::exception& e) {

@@ -2,10 +2,14 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <caf/fwd.hpp>
 #include <caf/message.hpp>
+#include <caf/type_erased_value.hpp>
 
 #include "troupe/cluster/remote_ref.hpp"
 #include "troupe/runtime/error.hpp"
@@ -15,9 +19,11 @@
 /// CAF's binary serializer (remoting_wire.hpp has the envelope around it).
 ///
 /// ```
-/// u16 n (element count), then per element:
-///   u16 type number (CAF's built-in types) | 0 followed by the
-///   registered type name (a string), then the value (its `inspect`)
+/// u16 n                      element count (big-endian)
+/// n x type:  u16 nr          CAF's built-in type number, or 0 followed by
+///            [u8 len, name]  the registered type name (at most 255 bytes)
+/// n x value                  each value as its `inspect` writes it with
+///                            caf::binary_serializer
 /// ```
 /// Only types the actor system knows travel: CAF's built-in value types
 /// and every type registered with `add_message_type` (under the same name
@@ -41,12 +47,29 @@ runtime::error encode_message(caf::actor_system& sys, const caf::message& msg,
 /// on this node, so a send behaves the same wherever its target lives.
 runtime::error check_message(caf::actor_system& sys, const caf::message& msg);
 
+/// Remembers a prototype value per registered type name, so decoding a
+/// name costs a string compare and a copy instead of CAF's locked lookup.
+/// Not thread-safe: one per decoding thread (the listener's io thread).
+class decode_cache {
+public:
+  /// A new empty value of the type registered as `name`, or null.
+  caf::type_erased_value_ptr make(caf::actor_system& sys,
+                                  std::string_view name);
+
+private:
+  static constexpr size_t max_entries = 64;
+  caf::actor_system* sys_ = nullptr;
+  std::vector<std::pair<std::string, caf::type_erased_value_ptr>> protos_;
+};
+
 /// Decodes a body into the message delivered to the target actor:
 /// `(from, elements...)`. Errors: remoting_errc::undecodable naming the
 /// element and why (unknown type number or name, refused type, CAF's
-/// deserializer error, trailing bytes). Never throws. Thread-safe.
+/// deserializer error, trailing bytes). Never throws. Thread-safe (with a
+/// `cache` per thread, or none).
 runtime::expected<caf::message> decode_message(caf::actor_system& sys,
                                                std::span<const std::byte> body,
-                                               const remote_ref& from);
+                                               const remote_ref& from,
+                                               decode_cache* cache = nullptr);
 
 } // namespace troupe::cluster

@@ -69,8 +69,7 @@ std::pair<std::string, bool>
 published_registry::expose(const caf::actor& actor) {
   auto id = actor.id();
   std::unique_lock guard{mtx_};
-  auto added
-    = exposed_.emplace(id, caf::actor_cast<caf::weak_actor_ptr>(actor)).second;
+  auto added = exposed_.emplace(id, actor).second;
   return {reply_name(id), added};
 }
 
@@ -90,7 +89,7 @@ caf::actor published_registry::find(std::string_view name) const {
     auto i = exposed_.find(id);
     if (i == exposed_.end())
       return {};
-    return caf::actor_cast<caf::actor>(i->second.lock());
+    return i->second;
   }
   std::shared_lock guard{mtx_};
   auto i = named_.find(name);

@@ -9,7 +9,6 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_addr.hpp>
-#include <caf/weak_intrusive_ptr.hpp>
 
 #include "troupe/runtime/error.hpp"
 
@@ -18,10 +17,12 @@
 
 namespace troupe::cluster {
 
-/// The local actors reachable by name: published ones (a strong handle:
-/// publishing keeps an actor reachable until it stops or is unpublished)
-/// and reply references (`$<actor id>`, a weak handle: exposing an actor
-/// for replies never keeps it alive).
+/// The local actors reachable by name: published ones and reply references
+/// (`$<actor id>`). Both hold a strong handle: a CAF actor that nothing
+/// references is destroyed, and an actor waiting for messages from other
+/// nodes must not be, so publishing or exposing keeps it alive until it
+/// stops (or, for a name, is unpublished), as an Akka actor lives until
+/// stopped.
 ///
 /// Thread-safe: the io thread looks names up while actors publish, so
 /// every member takes a lock (shared for lookups).
@@ -75,7 +76,7 @@ private:
   mutable std::shared_mutex mtx_;
   std::unordered_map<std::string, caf::actor, string_hash, std::equal_to<>>
     named_;
-  std::unordered_map<uint64_t, caf::weak_actor_ptr> exposed_;
+  std::unordered_map<uint64_t, caf::actor> exposed_;
 };
 
 } // namespace troupe::cluster

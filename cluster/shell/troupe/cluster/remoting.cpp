@@ -51,8 +51,10 @@ runtime::expected<remoting_handle>
 remoting_handle::start(caf::actor_system& sys, const transport_factory& make,
                        remoting_settings settings) {
   auto sh = std::make_shared<detail::remoting_shared>(sys, settings);
-  sh->listener = std::make_shared<detail::remoting_listener>(sys, sh->registry,
-                                                             sh->counters);
+  auto ctx = std::make_shared<detail::inbound_context>(sys, sh->registry,
+                                                       sh->counters);
+  sh->listener = std::make_shared<detail::remoting_listener>(
+    std::move(ctx), settings.deliver_on_io_thread);
   auto t = make(sh->listener);
   if (!t)
     return t.error();

@@ -126,8 +126,9 @@ public:
   }
 
   /// The reply reference of `actor` (`$<actor id>` on this node): exposes
-  /// the actor for messages from other nodes until it stops (idempotent;
-  /// never keeps it alive).
+  /// the actor for messages from other nodes until it stops (idempotent).
+  /// Like `publish`, this keeps the actor alive until it stops: an actor
+  /// that only waits for a remote reply has no other reference.
   remote_ref reply_ref(const caf::actor& actor) const;
 
   template <class Handle>

@@ -1,15 +1,16 @@
 #pragma once
 
-#include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 #include <caf/message.hpp>
 
-#include "troupe/cluster/remoting_shared.hpp"
+#include "troupe/cluster/frame_dispatcher.hpp"
 #include "troupe/cluster/transport.hpp"
 
 /// @file
@@ -17,25 +18,31 @@
 
 namespace troupe::cluster::detail {
 
-/// Receives the transport's callbacks on its io thread.
+/// Receives the transport's callbacks on its io thread and hands them on,
+/// keeping the order of each peer's events.
 ///
-/// Message envelopes are decoded right there and enqueued straight into
-/// the mailbox of the actor published under the target name: one hop from
-/// the socket to the actor. Watch, unwatch and down envelopes and peer
-/// events go to the remoting actor, in arrival order. Events that come
-/// before `attach` (the transport starts before the actor exists) wait in
-/// a buffer and are posted by `attach`, in order.
+/// Two delivery paths (remoting_settings::deliver_on_io_thread):
+/// - batched (default): each socket read becomes one `inbound_batch`
+///   message (one copy) to the peer's inbound actor, which decodes on a CAF
+///   worker and enqueues the targets on that same worker; control
+///   envelopes and peer events travel the same way, so they stay behind
+///   the messages before them. Allocation and release of the decoded
+///   messages then mostly happen on one thread (glibc's fast path);
+/// - on the io thread: each message envelope is decoded right there and
+///   enqueued into the target's mailbox; control envelopes and peer events
+///   go to the remoting actor.
+/// Events before `attach` (the transport starts before the actor exists)
+/// wait in a buffer and are handed on by `attach`, in order.
 class remoting_listener final : public transport_listener {
 public:
-  remoting_listener(caf::actor_system& sys,
-                    std::shared_ptr<published_registry> registry,
-                    std::shared_ptr<remoting_counters> counters);
+  remoting_listener(std::shared_ptr<inbound_context> ctx,
+                    bool deliver_on_io_thread);
 
-  /// Starts posting events to `actor` (buffered ones first); `t` is the
-  /// transport that calls this listener (for `record_drop`).
-  void attach(caf::actor actor, transport* t);
+  /// Starts handing events on to `remoting` (buffered ones first); `t` is
+  /// the transport that calls this listener.
+  void attach(caf::actor remoting, transport* t);
 
-  /// Stops posting events (and drops the handle to the actor).
+  /// Stops handing events on; stops the inbound actors.
   void detach();
 
   void on_frames(const unique_address& from,
@@ -56,29 +63,21 @@ public:
                   uint64_t count) override;
 
 private:
-  // Per batch: the last target looked up (most batches go to one actor).
-  struct target_cache {
-    std::string name;
-    caf::actor actor;
-  };
+  // Hands `msg` (a batch, a control envelope or a peer event of `peer`)
+  // on, or buffers it before `attach`.
+  void post(const unique_address& peer, caf::message msg);
 
-  void handle(const unique_address& from, lane lane,
-              std::span<const std::byte> payload, target_cache& cache);
+  // Under mtx_, after attach.
+  void route(const unique_address& peer, caf::message msg);
 
-  void post(caf::message msg);
-
-  void drop_undecodable(const unique_address& from, lane lane,
-                        const std::string& why);
-
-  caf::actor_system& sys_;
-  std::shared_ptr<published_registry> registry_;
-  std::shared_ptr<remoting_counters> counters_;
-  std::atomic<transport*> transport_{nullptr};
+  std::shared_ptr<inbound_context> ctx_;
+  bool on_io_thread_;
+  frame_dispatcher direct_; // io thread only
   std::mutex mtx_;
-  caf::actor actor_;
+  caf::actor remoting_;
   bool detached_ = false;
-  std::vector<caf::message> buffer_;
-  runtime::logger log_{"remoting"};
+  std::vector<std::pair<unique_address, caf::message>> buffer_;
+  std::map<unique_address, caf::actor> inbound_;
 };
 
 } // namespace troupe::cluster::detail

@@ -25,6 +25,11 @@ struct remoting_settings {
   /// the control lane waits for its ordinary copy (watch_table.hpp), as
   /// Akka's death-watch-notification-flush-timeout.
   runtime::timespan down_flush_timeout = std::chrono::seconds{3};
+  /// `cluster.remoting.deliver_on_io_thread`: decode incoming messages on
+  /// the transport's io thread and enqueue them from there, instead of
+  /// handing each socket read to the peer's inbound actor
+  /// (remoting_listener.hpp compares the two).
+  bool deliver_on_io_thread = false;
 };
 
 /// Counters of remote messaging on one node.
@@ -65,6 +70,7 @@ struct remoting_counters {
 };
 
 class remoting_listener;
+struct inbound_context;
 
 struct remoting_shared {
   remoting_shared(caf::actor_system& sys, remoting_settings settings)
