@@ -302,9 +302,11 @@ void tcp_connection::write(
     asio::async_write(
       stream, bufs,
       [self = shared_from_this(), done = std::move(done)](auto ec, size_t) {
-        done(ec);
+        // Closed first: `done` then finds the connection gone and never
+        // writes to it again.
         if (ec && !self->closed_)
           self->close(fmt::format("write failed: {}", ec.message()));
+        done(ec);
       });
   });
 }
