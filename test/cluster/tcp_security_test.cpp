@@ -9,6 +9,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "tcp_fixture.hpp"
 #include "troupe/cluster/frame.hpp"
@@ -32,6 +34,11 @@ struct raw_peer {
 
   explicit raw_peer(uint16_t port) {
     socket.connect({asio::ip::make_address("127.0.0.1"), port});
+    // Blocking reads give up after 10 s, so a transport that fails to
+    // close makes the test fail instead of hang.
+    timeval tv{10, 0};
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv,
+                 sizeof(tv));
   }
 
   void write(const std::vector<std::byte>& bytes) {
@@ -55,13 +62,15 @@ struct raw_peer {
     return payload;
   }
 
-  // True once the transport closed the connection (read returns EOF or
-  // reset), within the deadline of the read.
+  // True once the transport closed the connection (EOF or reset); false
+  // if it stayed open for the read timeout.
   bool closed_by_peer() {
     std::vector<std::byte> buf(64);
     boost::system::error_code ec;
     for (;;) {
       socket.read_some(asio::buffer(buf), ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again)
+        return false;
       if (ec)
         return true;
     }

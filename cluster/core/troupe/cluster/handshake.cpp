@@ -235,6 +235,22 @@ handshake_step handshake::fail(std::string reason) {
   return step;
 }
 
+handshake_step handshake::advance(phase next, std::vector<std::byte> send) {
+  phase_ = next;
+  handshake_step step;
+  step.send = std::move(send);
+  return step;
+}
+
+handshake_step handshake::establish(unique_address peer,
+                                    std::vector<std::byte> send) {
+  auto step = advance(phase::done, std::move(send));
+  status_ = handshake_status::established;
+  step.status = status_;
+  step.peer = std::move(peer);
+  return step;
+}
+
 handshake_step handshake::start() {
   if (!client_ || phase_ != phase::start)
     return {};
@@ -246,10 +262,7 @@ handshake_step handshake::start() {
   w.str(dialed_.host);
   w.u16(dialed_.port);
   hello_ = w.take();
-  phase_ = phase::client_wait_challenge;
-  handshake_step step;
-  step.send = hello_;
-  return step;
+  return advance(phase::client_wait_challenge, hello_);
 }
 
 handshake_step handshake::on_message(std::span<const std::byte> payload) {
@@ -286,10 +299,7 @@ handshake_step handshake::on_challenge(std::span<const std::byte> payload) {
     = compute_mac(settings_.secret, client_label, hello_, peer_nonce_, nullptr);
   writer w{msg::proof};
   w.bytes(m);
-  phase_ = phase::client_wait_welcome;
-  handshake_step step;
-  step.send = w.take();
-  return step;
+  return advance(phase::client_wait_welcome, w.take());
 }
 
 handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
@@ -308,12 +318,7 @@ handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
                             to_string(server), to_string(dialed_)));
   if (server.uid == 0)
     return fail("the peer's uid is 0");
-  phase_ = phase::done;
-  status_ = handshake_status::established;
-  handshake_step step;
-  step.status = status_;
-  step.peer = std::move(server);
-  return step;
+  return establish(std::move(server), {});
 }
 
 handshake_step handshake::on_hello(std::span<const std::byte> payload) {
@@ -333,10 +338,7 @@ handshake_step handshake::on_hello(std::span<const std::byte> payload) {
   hello_.assign(payload.begin(), payload.end());
   writer w{msg::challenge};
   w.bytes(own_nonce_);
-  phase_ = phase::server_wait_proof;
-  handshake_step step;
-  step.send = w.take();
-  return step;
+  return advance(phase::server_wait_proof, w.take());
 }
 
 handshake_step handshake::on_proof(std::span<const std::byte> payload) {
@@ -371,13 +373,7 @@ handshake_step handshake::on_proof(std::span<const std::byte> payload) {
   writer w{msg::welcome};
   w.address(settings_.local);
   w.bytes(m);
-  phase_ = phase::done;
-  status_ = handshake_status::established;
-  handshake_step step;
-  step.status = status_;
-  step.send = w.take();
-  step.peer = peer_;
-  return step;
+  return establish(peer_, w.take());
 }
 
 } // namespace troupe::cluster

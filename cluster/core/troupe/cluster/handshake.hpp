@@ -145,6 +145,8 @@ private:
             const nonce& n);
 
   handshake_step fail(std::string reason);
+  handshake_step advance(phase next, std::vector<std::byte> send);
+  handshake_step establish(unique_address peer, std::vector<std::byte> send);
   handshake_step on_challenge(std::span<const std::byte> payload);
   handshake_step on_welcome(std::span<const std::byte> payload);
   handshake_step on_hello(std::span<const std::byte> payload);

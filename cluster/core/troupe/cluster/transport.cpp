@@ -10,15 +10,9 @@ endpoint endpoint_of(const unique_address& x) {
 }
 
 std::string to_string(const endpoint& x) {
-  std::string result;
-  bool ipv6 = x.host.find(':') != std::string::npos;
-  if (ipv6)
-    result += '[';
-  result += x.host;
-  if (ipv6)
-    result += ']';
-  result += ':';
-  result += std::to_string(x.port);
+  // The unique_address form without "#uid": one rule for brackets.
+  auto result = runtime::to_string(unique_address{x.host, x.port, 0});
+  result.erase(result.rfind('#'));
   return result;
 }
 

@@ -69,8 +69,7 @@ std::string tcp_connection::describe() const {
                      remote.address().to_string(), remote.port());
 }
 
-void tcp_connection::start_outbound() {
-  stage_ = "resolve";
+void tcp_connection::arm_handshake_timer() {
   handshake_timer_.expires_after(owner_.settings().handshake_timeout);
   handshake_timer_.async_wait([self = shared_from_this()](auto ec) {
     if (!ec && !self->established_)
@@ -78,6 +77,11 @@ void tcp_connection::start_outbound() {
         fmt::format("timed out after {} ms",
                     to_ms(self->owner_.settings().handshake_timeout)));
   });
+}
+
+void tcp_connection::start_outbound() {
+  stage_ = "resolve";
+  arm_handshake_timer();
   resolver_.async_resolve(
     dialed_->host, std::to_string(dialed_->port),
     [self = shared_from_this()](auto ec, auto results) {
@@ -128,13 +132,7 @@ void tcp_connection::on_connected() {
 
 void tcp_connection::start_inbound() {
   stage_ = tls_ ? "TLS handshake" : "handshake";
-  handshake_timer_.expires_after(owner_.settings().handshake_timeout);
-  handshake_timer_.async_wait([self = shared_from_this()](auto ec) {
-    if (!ec && !self->established_)
-      self->fail_handshake(
-        fmt::format("timed out after {} ms",
-                    to_ms(self->owner_.settings().handshake_timeout)));
-  });
+  arm_handshake_timer();
   boost::system::error_code ignored;
   socket().set_option(tcp::no_delay{true}, ignored);
   if (!tls_)
@@ -304,9 +302,11 @@ void tcp_connection::write(
     asio::async_write(
       stream, bufs,
       [self = shared_from_this(), done = std::move(done)](auto ec, size_t) {
-        done(ec);
+        // Closed first: `done` then finds the connection gone and never
+        // writes to it again.
         if (ec && !self->closed_)
           self->close(fmt::format("write failed: {}", ec.message()));
+        done(ec);
       });
   });
 }

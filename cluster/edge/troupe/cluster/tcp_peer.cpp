@@ -112,9 +112,10 @@ void tcp_transport::impl::on_written(const std::shared_ptr<peer_state>& p,
     }
   }
   if (ec) {
+    // The connection is closed (on_closed ran); a new one may already be
+    // up and waiting for this write to finish.
     purge_quarantined(*p);
     report_drops(*p);
-    return; // the connection closes itself; on_closed reconnects
   }
   flush(p);
 }

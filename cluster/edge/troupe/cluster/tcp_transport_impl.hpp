@@ -286,6 +286,7 @@ private:
   void with_stream(F&& f);
   tcp::socket& socket();
 
+  void arm_handshake_timer();
   void on_connected();
   void begin_handshake();
   void read();
