@@ -10,6 +10,7 @@
 #include "troupe/cluster/remoting_actor.hpp"
 #include "troupe/cluster/remoting_errc.hpp"
 #include "troupe/cluster/remoting_events.hpp"
+#include "troupe/cluster/transport_config.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 
 namespace troupe::cluster {
@@ -26,6 +27,7 @@ void add_cluster_types(caf::actor_system_config& cfg) {
 }
 
 void declare_cluster_config(runtime::config_schema& schema) {
+  declare_transport_config(schema);
   schema.add(runtime::make_config_key(
     "cluster.remoting.down_flush_timeout", runtime::config_type::duration, "3s",
     "How long a remote watch's down notification that came on the control "

@@ -15,8 +15,9 @@ namespace troupe::cluster {
 /// error categories.
 void add_cluster_types(caf::actor_system_config& cfg);
 
-/// Declares the cluster module's configuration keys
-/// (`cluster.remoting.*`).
+/// Declares the cluster module's configuration keys: the transport's
+/// (`cluster.*`, `cluster.tls.*`, `cluster.transport.*`, see
+/// transport_config.hpp) and remoting's (`cluster.remoting.*`).
 void declare_cluster_config(runtime::config_schema& schema);
 
 /// The cluster module descriptor for `runtime::node::start`.

@@ -12,6 +12,8 @@
 #include "troupe/cluster/remoting_errc.hpp"
 #include "troupe/cluster/remoting_listener.hpp"
 #include "troupe/cluster/remoting_wire.hpp"
+#include "troupe/cluster/tcp_transport.hpp"
+#include "troupe/cluster/transport_config.hpp"
 #include "troupe/runtime/assert.hpp"
 
 namespace troupe::cluster {
@@ -65,6 +67,39 @@ remoting_handle::start(caf::actor_system& sys, const transport_factory& make,
                        sh->transport.get());
   sh->log.info("remoting started on {}", to_string(sh->local));
   return remoting_handle{std::move(sh)};
+}
+
+remoting_settings remoting_settings_from_config(const runtime::config& cfg) {
+  remoting_settings s;
+  s.down_flush_timeout
+    = cfg.get<runtime::timespan>("cluster.remoting.down_flush_timeout");
+  s.deliver_on_io_thread
+    = cfg.get<bool>("cluster.remoting.deliver_on_io_thread");
+  return s;
+}
+
+runtime::expected<remoting_handle>
+remoting_handle::start(runtime::node& node, uint64_t uid,
+                       const transport_factory& make) {
+  transport_factory tcp;
+  if (!make) {
+    auto settings = transport_settings_from_config(node.cfg(), uid);
+    if (!settings)
+      return settings.error();
+    tcp = [s = std::move(*settings)](std::shared_ptr<transport_listener> l)
+      -> runtime::expected<std::shared_ptr<cluster::transport>> {
+      auto t = tcp_transport::make(s, std::move(l));
+      if (!t)
+        return t.error();
+      return std::shared_ptr<cluster::transport>{std::move(*t)};
+    };
+  }
+  auto handle = start(node.system(), make ? make : tcp,
+                      remoting_settings_from_config(node.cfg()));
+  if (!handle)
+    return handle;
+  node.on_shutdown("remoting", [h = *handle] { h.stop(); });
+  return handle;
 }
 
 const unique_address& remoting_handle::local_address() const {

@@ -16,6 +16,7 @@
 #include "troupe/cluster/remoting_shared.hpp"
 #include "troupe/cluster/transport.hpp"
 #include "troupe/runtime/error.hpp"
+#include "troupe/runtime/node.hpp"
 
 /// @file
 /// Remote references: publish local actors under a name, send to and watch
@@ -82,6 +83,18 @@ public:
   static runtime::expected<remoting_handle>
   start(caf::actor_system& sys, const transport_factory& make,
         remoting_settings settings = {});
+
+  /// Starts remoting for `node` (whose modules include `cluster_module()`):
+  /// the TCP transport from the node's `cluster.*` keys
+  /// (transport_config.hpp) with incarnation `uid` (0: drawn at random),
+  /// or the transport `make` gives if set; `cluster.remoting.*` from the
+  /// configuration. The node's shutdown stops remoting (transport first,
+  /// then the actor) before the actor system stops. Errors: the
+  /// transport's (invalid_settings naming the key, tls_setup_failed,
+  /// bind_failed).
+  static runtime::expected<remoting_handle>
+  start(runtime::node& node, uint64_t uid = 0,
+        const transport_factory& make = {});
 
   remoting_handle() = default;
 

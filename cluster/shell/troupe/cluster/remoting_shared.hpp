@@ -11,6 +11,7 @@
 #include "troupe/cluster/remoting_actor.hpp"
 #include "troupe/cluster/transport.hpp"
 #include "troupe/runtime/clock.hpp"
+#include "troupe/runtime/config.hpp"
 #include "troupe/runtime/log.hpp"
 
 /// @file
@@ -45,6 +46,10 @@ struct remoting_metrics {
   /// and recorded as `drop_reason::undecodable` in the transport.
   uint64_t undecodable = 0;
 };
+
+/// The settings from `cluster.remoting.*` in `cfg` (declared by
+/// caf_glue.hpp's declare_cluster_config).
+remoting_settings remoting_settings_from_config(const runtime::config& cfg);
 
 namespace detail {
 
