@@ -5,6 +5,8 @@
 #include <caf/binary_serializer.hpp>
 #include <caf/event_based_actor.hpp>
 
+#include <sys/resource.h>
+
 #include "remoting_test_types.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/message_codec.hpp"
@@ -157,6 +159,27 @@ TEST_CASE_METHOD(codec_fixture, "message codec: undecodable bodies are "
   CHECK(decoded.error().code
         == static_cast<uint8_t>(remoting_errc::undecodable));
   CHECK_THAT(decoded.error().message, Catch::Contains(says));
+}
+
+TEST_CASE_METHOD(codec_fixture, "message codec: a byte buffer claiming 256 "
+                                "MiB in a small frame allocates nothing "
+                                "large") {
+  // CAF resizes byte sequences to the claimed length before reading them;
+  // the codec refuses lengths the remaining bytes cannot hold first.
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  REQUIRE(!sink(uint16_t{1}, caf::type_nr<std::vector<char>>::value));
+  for (auto b : {0x80, 0x80, 0x80, 0x80, 0x01}) // varbyte 2^28
+    buf.push_back(static_cast<char>(b));
+  buf.resize(buf.size() + 16, 'x');
+  struct rusage before {};
+  ::getrusage(RUSAGE_SELF, &before);
+  auto decoded = decode_message(sys, bytes(buf), from);
+  struct rusage after {};
+  ::getrusage(RUSAGE_SELF, &after);
+  REQUIRE(!decoded);
+  CHECK_THAT(decoded.error().message, Catch::Contains("message element 0"));
+  CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024); // KiB
 }
 
 TEST_CASE_METHOD(codec_fixture, "message codec: every prefix of a valid body "
