@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,15 @@ public:
                   baseline.c_str());
     }
     return complete;
+  }
+
+  /// The time recorded for `name` in ns (the mean real time, or the manual
+  /// time a benchmark set), if it ran.
+  std::optional<double> time_ns(const std::string& name) const {
+    auto i = times_.find(name);
+    if (i == times_.end())
+      return std::nullopt;
+    return i->second;
   }
 
 private:

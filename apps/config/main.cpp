@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/cluster/caf_glue.hpp"
 #include "troupe/lease/lease_config.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
@@ -24,6 +25,7 @@ runtime::config_schema full_schema() {
   runtime::config_schema schema;
   runtime::declare_runtime_config(schema);
   lease::declare_lease_config(schema);
+  cluster::declare_cluster_config(schema);
   return schema;
 }
 

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "troupe/test/child_process.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -27,138 +29,18 @@
 #  error "TROUPE_LEASE_CONTENDER must name the lease_contender executable"
 #endif
 
-extern char** environ;
-
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
 
 using steady = std::chrono::steady_clock;
+using troupe::test::child;
+using troupe::test::temp_dir;
 
 int64_t now_ns() {
   return steady::now().time_since_epoch().count();
 }
-
-// A fresh directory; kept when KEEP_TEST_TMP is set (for post-mortems).
-// (Not TROUPE_*: the contenders read those as configuration.)
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "troupe-mp-XXXXXX");
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    if (std::getenv("KEEP_TEST_TMP") != nullptr)
-      return;
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-// One child process; killed and reaped on destruction whatever happened.
-class child {
-public:
-  child(std::string owner, std::vector<std::string> args,
-        const fs::path& output)
-    : owner_(std::move(owner)) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                     O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    auto rc
-      = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0)
-      pid_ = -1;
-  }
-
-  ~child() {
-    if (running()) {
-      ::kill(pid_, SIGKILL);
-      reap(5s);
-    }
-  }
-
-  child(const child&) = delete;
-  child& operator=(const child&) = delete;
-
-  const std::string& owner() const noexcept {
-    return owner_;
-  }
-
-  pid_t pid() const noexcept {
-    return pid_;
-  }
-
-  bool running() const noexcept {
-    return pid_ > 0 && !status_;
-  }
-
-  void signal(int sig) {
-    if (sig != SIGSTOP && sig != SIGCONT)
-      signalled_ = true;
-    if (running())
-      ::kill(pid_, sig);
-  }
-
-  /// True if the process exited although nobody signalled it.
-  bool crashed() {
-    reap(0ms);
-    return status_ && !signalled_;
-  }
-
-  /// Waits up to `bound` for the exit; true if reaped.
-  bool reap(std::chrono::milliseconds bound) {
-    auto until = steady::now() + bound;
-    while (running()) {
-      int status = 0;
-      auto rc = ::waitpid(pid_, &status, WNOHANG);
-      if (rc == pid_) {
-        status_ = status;
-        break;
-      }
-      if (rc < 0) {
-        status_ = -1;
-        break;
-      }
-      if (steady::now() >= until)
-        return false;
-      std::this_thread::sleep_for(5ms);
-    }
-    return true;
-  }
-
-  /// SIGTERM, then SIGKILL if it did not exit within `bound`. True if it
-  /// exited by itself.
-  bool stop(std::chrono::milliseconds bound) {
-    signal(SIGTERM);
-    if (reap(bound))
-      return true;
-    signal(SIGKILL);
-    reap(5s);
-    return false;
-  }
-
-  /// The wait status once reaped.
-  std::optional<int> status() const noexcept {
-    return status_;
-  }
-
-private:
-  std::string owner_;
-  pid_t pid_ = -1;
-  std::optional<int> status_;
-  bool signalled_ = false;
-};
 
 // A claim line: "<owner> <token> <begin_ns> <end_ns>".
 struct claim {

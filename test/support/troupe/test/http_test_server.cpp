@@ -477,6 +477,21 @@ subjectAltName = DNS:wrong-name.example
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
 extendedKeyUsage = clientAuth
+[node_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth, clientAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+[node_localhost_only_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth, clientAuth
+subjectAltName = DNS:localhost
+[node_wrong_name_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth, clientAuth
+subjectAltName = DNS:wrong-name.example
 )";
 
 std::string read_all(const std::string& path) {
@@ -527,8 +542,9 @@ runtime::expected<std::unique_ptr<test_pki>> make_test_pki() {
                            cnf, key_opts, path(fmt::format("{}.key", name)),
                            path(fmt::format("{}.pem", name)), cn));
   };
-  auto make_leaf = [&](std::string_view name, std::string_view cn,
-                       std::string_view ext) -> runtime::error {
+  auto make_leaf
+    = [&](std::string_view name, std::string_view cn, std::string_view ext,
+          std::string_view ca = "ca") -> runtime::error {
     auto key = path(fmt::format("{}.key", name));
     auto csr = path(fmt::format("{}.csr", name));
     auto pem = path(fmt::format("{}.pem", name));
@@ -539,8 +555,9 @@ runtime::expected<std::unique_ptr<test_pki>> make_test_pki() {
     return run(fmt::format("x509 -req -in '{}' -CA '{}' -CAkey '{}' "
                            "-CAcreateserial -CAserial '{}' -out '{}' -days 1 "
                            "-extfile '{}' -extensions {}",
-                           csr, path("ca.pem"), path("ca.key"), path("ca.srl"),
-                           pem, cnf, ext));
+                           csr, path(fmt::format("{}.pem", ca)),
+                           path(fmt::format("{}.key", ca)),
+                           path(fmt::format("{}.srl", ca)), pem, cnf, ext));
   };
   if (auto err = make_ca("ca", "troupe test CA"))
     return err;
@@ -555,6 +572,17 @@ runtime::expected<std::unique_ptr<test_pki>> make_test_pki() {
     return err;
   if (auto err = make_leaf("client", "troupe-test-client", "client_ext"))
     return err;
+  if (auto err = make_leaf("node", "localhost", "node_ext"))
+    return err;
+  if (auto err = make_leaf("node_localhost_only", "localhost",
+                           "node_localhost_only_ext"))
+    return err;
+  if (auto err = make_leaf("node_wrong_name", "wrong-name.example",
+                           "node_wrong_name_ext"))
+    return err;
+  if (auto err
+      = make_leaf("node_untrusted", "localhost", "node_ext", "other_ca"))
+    return err;
   pki->ca_file = path("ca.pem");
   pki->server_cert = path("server.pem");
   pki->server_key = path("server.key");
@@ -565,6 +593,14 @@ runtime::expected<std::unique_ptr<test_pki>> make_test_pki() {
   pki->client_cert = path("client.pem");
   pki->client_key = path("client.key");
   pki->other_ca_file = path("other_ca.pem");
+  pki->node_cert = path("node.pem");
+  pki->node_key = path("node.key");
+  pki->node_localhost_only_cert = path("node_localhost_only.pem");
+  pki->node_localhost_only_key = path("node_localhost_only.key");
+  pki->node_wrong_name_cert = path("node_wrong_name.pem");
+  pki->node_wrong_name_key = path("node_wrong_name.key");
+  pki->node_untrusted_cert = path("node_untrusted.pem");
+  pki->node_untrusted_key = path("node_untrusted.key");
   return pki;
 }
 

@@ -146,7 +146,12 @@ uint16_t closed_port();
 /// - `localhost_only_cert`/`localhost_only_key`: SAN DNS:localhost only;
 /// - `wrong_name_cert`/`wrong_name_key`: SAN DNS:wrong-name.example only;
 /// - `client_cert`/`client_key`: CN "troupe-test-client", clientAuth;
-/// - `other_ca_file`: an unrelated CA (signs nothing here).
+/// - `other_ca_file`: an unrelated CA (signs only `node_untrusted_*`);
+/// - cluster node certificates, each with both serverAuth and clientAuth
+///   (a node dials and accepts): `node_cert`/`node_key` (SAN DNS:localhost
+///   and IP:127.0.0.1), `node_localhost_only_*` (SAN DNS:localhost only),
+///   `node_wrong_name_*` (SAN DNS:wrong-name.example), and
+///   `node_untrusted_*` (SAN as `node_cert`, signed by the other CA).
 struct test_pki {
   std::string dir;
   std::string ca_file;
@@ -159,6 +164,14 @@ struct test_pki {
   std::string client_cert;
   std::string client_key;
   std::string other_ca_file;
+  std::string node_cert;
+  std::string node_key;
+  std::string node_localhost_only_cert;
+  std::string node_localhost_only_key;
+  std::string node_wrong_name_cert;
+  std::string node_wrong_name_key;
+  std::string node_untrusted_cert;
+  std::string node_untrusted_key;
 
   test_pki() = default;
   test_pki(const test_pki&) = delete;

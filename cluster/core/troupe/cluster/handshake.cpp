@@ -1,0 +1,379 @@
+#include "troupe/cluster/handshake.hpp"
+
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "troupe/cluster/frame.hpp"
+#include "troupe/runtime/assert.hpp"
+
+namespace troupe::cluster {
+
+namespace {
+
+// Handshake message types (first payload byte).
+enum class msg : uint8_t { hello = 1, challenge = 2, proof = 3, welcome = 4 };
+
+constexpr size_t mac_size = 32;
+using mac = std::array<std::byte, mac_size>;
+
+constexpr std::string_view client_label = "troupe handshake v1 client->server";
+constexpr std::string_view server_label = "troupe handshake v1 server->client";
+
+class writer {
+public:
+  explicit writer(msg type) {
+    buf_.push_back(static_cast<std::byte>(type));
+  }
+
+  void u8(uint8_t x) {
+    buf_.push_back(std::byte{x});
+  }
+
+  void u16(uint16_t x) {
+    u8(static_cast<uint8_t>(x >> 8));
+    u8(static_cast<uint8_t>(x));
+  }
+
+  void u64(uint64_t x) {
+    for (int shift = 56; shift >= 0; shift -= 8)
+      u8(static_cast<uint8_t>(x >> shift));
+  }
+
+  // Strings are at most 255 bytes (checked by the callers' settings).
+  void str(std::string_view x) {
+    u8(static_cast<uint8_t>(x.size()));
+    bytes(std::as_bytes(std::span{x.data(), x.size()}));
+  }
+
+  void bytes(std::span<const std::byte> x) {
+    buf_.insert(buf_.end(), x.begin(), x.end());
+  }
+
+  void address(const unique_address& x) {
+    str(x.host);
+    u16(x.port);
+    u64(x.uid);
+  }
+
+  std::vector<std::byte> take() {
+    return std::move(buf_);
+  }
+
+private:
+  std::vector<std::byte> buf_;
+};
+
+// Reads fields; any overrun sets `ok` to false and yields zeros.
+class reader {
+public:
+  explicit reader(std::span<const std::byte> in) : in_(in) {}
+
+  bool ok() const noexcept {
+    return ok_;
+  }
+
+  bool at_end() const noexcept {
+    return pos_ == in_.size();
+  }
+
+  uint8_t u8() {
+    if (!need(1))
+      return 0;
+    return std::to_integer<uint8_t>(in_[pos_++]);
+  }
+
+  uint16_t u16() {
+    uint16_t hi = u8();
+    return static_cast<uint16_t>((hi << 8) | u8());
+  }
+
+  uint64_t u64() {
+    uint64_t x = 0;
+    for (int i = 0; i < 8; ++i)
+      x = (x << 8) | u8();
+    return x;
+  }
+
+  std::string str() {
+    auto n = u8();
+    if (!need(n))
+      return {};
+    std::string x(reinterpret_cast<const char*>(in_.data() + pos_), n);
+    pos_ += n;
+    return x;
+  }
+
+  template <size_t N>
+  std::array<std::byte, N> fixed() {
+    std::array<std::byte, N> x{};
+    if (need(N)) {
+      std::memcpy(x.data(), in_.data() + pos_, N);
+      pos_ += N;
+    }
+    return x;
+  }
+
+  unique_address address() {
+    unique_address x;
+    x.host = str();
+    x.port = u16();
+    x.uid = u64();
+    return x;
+  }
+
+private:
+  bool need(size_t n) {
+    if (!ok_ || in_.size() - pos_ < n) {
+      ok_ = false;
+      return false;
+    }
+    return true;
+  }
+
+  std::span<const std::byte> in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+// HMAC-SHA256 over label || 0 || u32 length || hello || Ns [|| address].
+mac compute_mac(const runtime::secret& key, std::string_view label,
+                std::span<const std::byte> hello, const nonce& server_nonce,
+                const unique_address* server) {
+  writer w{msg::hello}; // the type byte doubles as a domain separator
+  w.bytes(std::as_bytes(std::span{label.data(), label.size()}));
+  w.u8(0);
+  w.u64(hello.size());
+  w.bytes(hello);
+  w.bytes(server_nonce);
+  if (server != nullptr)
+    w.address(*server);
+  auto data = w.take();
+  mac out{};
+  unsigned int len = 0;
+  auto& k = key.reveal();
+  HMAC(EVP_sha256(), k.data(), static_cast<int>(k.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+       reinterpret_cast<unsigned char*>(out.data()), &len);
+  OPENSSL_cleanse(data.data(), data.size());
+  return out;
+}
+
+bool equal_macs(const mac& x, const mac& y) {
+  return CRYPTO_memcmp(x.data(), y.data(), mac_size) == 0;
+}
+
+std::optional<msg> type_of(std::span<const std::byte> payload) {
+  if (payload.empty())
+    return std::nullopt;
+  auto t = std::to_integer<uint8_t>(payload[0]);
+  if (t < 1 || t > 4)
+    return std::nullopt;
+  return static_cast<msg>(t);
+}
+
+const char* name_of(msg x) {
+  switch (x) {
+    case msg::hello:
+      return "hello";
+    case msg::challenge:
+      return "challenge";
+    case msg::proof:
+      return "proof";
+    case msg::welcome:
+      return "welcome";
+  }
+  return "?";
+}
+
+} // namespace
+
+const char* to_string(handshake_status x) noexcept {
+  switch (x) {
+    case handshake_status::in_progress:
+      return "in_progress";
+    case handshake_status::established:
+      return "established";
+    case handshake_status::failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+handshake::handshake(handshake_settings settings, bool client, endpoint dialed,
+                     const nonce& n)
+  : settings_(std::move(settings)), client_(client), dialed_(std::move(dialed)),
+    own_nonce_(n) {
+  // Validated by the transport settings and `send`; the wire format has one
+  // length byte per string.
+  TROUPE_ASSERT(settings_.cluster_name.size() <= max_name_size);
+  TROUPE_ASSERT(settings_.local.host.size() <= max_name_size);
+  TROUPE_ASSERT(dialed_.host.size() <= max_name_size);
+  phase_ = client ? phase::start : phase::server_wait_hello;
+}
+
+handshake handshake::client(handshake_settings settings, endpoint dialed,
+                            const nonce& n) {
+  return handshake{std::move(settings), true, std::move(dialed), n};
+}
+
+handshake handshake::server(handshake_settings settings, const nonce& n) {
+  return handshake{std::move(settings), false, endpoint{}, n};
+}
+
+handshake_step handshake::fail(std::string reason) {
+  phase_ = phase::done;
+  status_ = handshake_status::failed;
+  handshake_step step;
+  step.status = status_;
+  step.reason = std::move(reason);
+  return step;
+}
+
+handshake_step handshake::advance(phase next, std::vector<std::byte> send) {
+  phase_ = next;
+  handshake_step step;
+  step.send = std::move(send);
+  return step;
+}
+
+handshake_step handshake::establish(unique_address peer,
+                                    std::vector<std::byte> send) {
+  auto step = advance(phase::done, std::move(send));
+  status_ = handshake_status::established;
+  step.status = status_;
+  step.peer = std::move(peer);
+  return step;
+}
+
+handshake_step handshake::start() {
+  if (!client_ || phase_ != phase::start)
+    return {};
+  writer w{msg::hello};
+  w.u8(protocol_version);
+  w.str(settings_.cluster_name);
+  w.address(settings_.local);
+  w.bytes(own_nonce_);
+  w.str(dialed_.host);
+  w.u16(dialed_.port);
+  hello_ = w.take();
+  return advance(phase::client_wait_challenge, hello_);
+}
+
+handshake_step handshake::on_message(std::span<const std::byte> payload) {
+  auto type = type_of(payload);
+  if (!type)
+    return fail(payload.empty()
+                  ? "empty handshake message"
+                  : fmt::format("unknown handshake message type "
+                                "{}",
+                                std::to_integer<int>(payload[0])));
+  auto unexpected = [&] {
+    return fail(fmt::format("unexpected handshake message {}", name_of(*type)));
+  };
+  switch (phase_) {
+    case phase::client_wait_challenge:
+      return *type == msg::challenge ? on_challenge(payload) : unexpected();
+    case phase::client_wait_welcome:
+      return *type == msg::welcome ? on_welcome(payload) : unexpected();
+    case phase::server_wait_hello:
+      return *type == msg::hello ? on_hello(payload) : unexpected();
+    case phase::server_wait_proof:
+      return *type == msg::proof ? on_proof(payload) : unexpected();
+    default:
+      return unexpected();
+  }
+}
+
+handshake_step handshake::on_challenge(std::span<const std::byte> payload) {
+  reader r{payload.subspan(1)};
+  peer_nonce_ = r.fixed<nonce_size>();
+  if (!r.ok() || !r.at_end())
+    return fail("malformed challenge");
+  auto m
+    = compute_mac(settings_.secret, client_label, hello_, peer_nonce_, nullptr);
+  writer w{msg::proof};
+  w.bytes(m);
+  return advance(phase::client_wait_welcome, w.take());
+}
+
+handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
+  reader r{payload.subspan(1)};
+  auto server = r.address();
+  auto their_mac = r.fixed<mac_size>();
+  if (!r.ok() || !r.at_end())
+    return fail("malformed welcome");
+  auto expected
+    = compute_mac(settings_.secret, server_label, hello_, peer_nonce_, &server);
+  if (!equal_macs(expected, their_mac))
+    return fail("the peer's proof does not verify (wrong cluster secret, or "
+                "a forged or replayed welcome)");
+  if (endpoint_of(server) != dialed_)
+    return fail(fmt::format("the peer is {}, not the dialed {}",
+                            to_string(server), to_string(dialed_)));
+  if (server.uid == 0)
+    return fail("the peer's uid is 0");
+  return establish(std::move(server), {});
+}
+
+handshake_step handshake::on_hello(std::span<const std::byte> payload) {
+  reader r{payload.subspan(1)};
+  peer_version_ = r.u8();
+  peer_cluster_ = r.str();
+  peer_ = r.address();
+  auto n = r.fixed<nonce_size>();
+  peer_dialed_.host = r.str();
+  peer_dialed_.port = r.u16();
+  if (!r.ok() || !r.at_end())
+    return fail("malformed hello");
+  (void)n; // part of the transcript through hello_
+  if (peer_version_ != protocol_version)
+    return fail(fmt::format("peer speaks protocol version {} (expected {})",
+                            peer_version_, protocol_version));
+  hello_.assign(payload.begin(), payload.end());
+  writer w{msg::challenge};
+  w.bytes(own_nonce_);
+  return advance(phase::server_wait_proof, w.take());
+}
+
+handshake_step handshake::on_proof(std::span<const std::byte> payload) {
+  reader r{payload.subspan(1)};
+  auto their_mac = r.fixed<mac_size>();
+  if (!r.ok() || !r.at_end())
+    return fail("malformed proof");
+  auto expected
+    = compute_mac(settings_.secret, client_label, hello_, own_nonce_, nullptr);
+  if (!equal_macs(expected, their_mac))
+    return fail(fmt::format("proof from {} does not verify (wrong cluster "
+                            "secret, or a forged or replayed proof)",
+                            to_string(peer_)));
+  // Checked only now, so that a peer without the secret learns nothing.
+  if (peer_cluster_ != settings_.cluster_name)
+    return fail(fmt::format("{} belongs to cluster \"{}\", not \"{}\"",
+                            to_string(peer_), peer_cluster_,
+                            settings_.cluster_name));
+  auto local = endpoint_of(settings_.local);
+  if (peer_dialed_ != local)
+    return fail(fmt::format("{} dialed {}, but this node is {}",
+                            to_string(peer_), to_string(peer_dialed_),
+                            to_string(local)));
+  if (peer_.uid == 0 || peer_.port == 0 || peer_.host.empty())
+    return fail(
+      fmt::format("{} is not a valid node address", to_string(peer_)));
+  if (endpoint_of(peer_) == local)
+    return fail(
+      fmt::format("{} claims this node's own address", to_string(peer_)));
+  auto m = compute_mac(settings_.secret, server_label, hello_, own_nonce_,
+                       &settings_.local);
+  writer w{msg::welcome};
+  w.address(settings_.local);
+  w.bytes(m);
+  return establish(peer_, w.take());
+}
+
+} // namespace troupe::cluster

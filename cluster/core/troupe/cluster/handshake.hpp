@@ -1,0 +1,172 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "troupe/cluster/transport.hpp"
+#include "troupe/runtime/secret.hpp"
+
+/// @file
+/// The transport handshake: a pure state machine per connection side that
+/// authenticates both nodes with the shared cluster secret.
+///
+/// ```
+/// client (dialer)                                server (acceptor)
+///   hello {version, cluster name, client
+///          unique_address, Nc, dialed host:port}  ->
+///                                               <-  challenge {Ns}
+///   proof {HMAC(K, "client" transcript)}        ->
+///                                                   verify proof; check
+///                                                   cluster, version,
+///                                                   dialed == own endpoint
+///                                               <-  welcome {server
+///                                                   unique_address,
+///                                                   HMAC(K, "server"
+///                                                   transcript + address)}
+///   verify welcome; check the address is the
+///   dialed host:port
+/// ```
+/// K is the cluster secret; Nc and Ns are 32 random bytes per connection
+/// (passed in: the core draws no randomness). The client transcript is
+/// `label-client || hello bytes || Ns`, the server transcript
+/// `label-server || hello bytes || Ns || server address`, so each MAC binds
+/// both nonces, both addresses, the cluster name, the version and the
+/// direction. Consequences (tested in handshake_test.cpp):
+/// - the dialer proves first, and the acceptor sends nothing but random
+///   bytes before the proof verifies: a peer without the secret learns
+///   nothing (not even the cluster name or uid) and gets a closed
+///   connection;
+/// - a challenge, proof or welcome recorded on another connection fails
+///   (the other side's nonce differs); a MAC reflected back to its sender
+///   fails (the direction label differs);
+/// - a connection relayed to another node of the cluster fails (the dialed
+///   host:port is in the transcript and checked by the acceptor).
+/// MACs are HMAC-SHA256 (OpenSSL; pure computation) and compared in
+/// constant time. Failure reasons are for the local log only: the other
+/// side only sees the connection close.
+///
+/// The handshake does not protect the frames that follow against an
+/// active attacker on the path (no per-frame MAC): that is what TLS is for
+/// (docs/design/transport.md, threat model).
+
+namespace troupe::cluster {
+
+/// Longest cluster name or host name the handshake carries, in bytes.
+inline constexpr size_t max_name_size = 255;
+
+/// Size of a handshake nonce in bytes.
+inline constexpr size_t nonce_size = 32;
+
+/// Fresh random bytes for one handshake (from a CSPRNG in production, a
+/// seeded generator in tests and the simulator).
+using nonce = std::array<std::byte, nonce_size>;
+
+/// The local side's parameters.
+struct handshake_settings {
+  /// `cluster.name`; at most 255 bytes.
+  std::string cluster_name;
+  /// This node's unique_address (host at most 255 bytes, uid not 0).
+  unique_address local;
+  /// The shared cluster secret (HMAC key); never logged.
+  runtime::secret secret;
+};
+
+/// Where a handshake is.
+enum class handshake_status : uint8_t {
+  in_progress,
+  /// The peer is authenticated (`handshake_step::peer`).
+  established,
+  /// The handshake failed (`handshake_step::reason`); close the
+  /// connection without sending anything more.
+  failed,
+};
+
+/// "in_progress", "established" or "failed".
+const char* to_string(handshake_status x) noexcept;
+
+/// The output of one handshake input.
+struct handshake_step {
+  handshake_status status = handshake_status::in_progress;
+  /// A handshake message to send as the payload of a `frame_kind::handshake`
+  /// frame on the control lane (empty: nothing to send). On the server's
+  /// final step this is the welcome: the caller may still refuse the peer
+  /// (e.g. a quarantined uid) by closing instead of sending it.
+  std::vector<std::byte> send;
+  /// The authenticated peer, once `established`.
+  unique_address peer;
+  /// Why the handshake failed, for the local log (never secret material).
+  std::string reason;
+};
+
+/// One side of one connection's handshake. Not thread-safe (one per
+/// connection); a plain value otherwise. Any byte sequence fed to it ends
+/// in `failed` or continues; nothing crashes (fuzzed).
+class handshake {
+public:
+  /// The dialing side, connecting to `dialed` (the host:port it dialed, as
+  /// advertised by the peer), with its fresh nonce. Names longer than
+  /// `max_name_size` are a programmer error (asserts).
+  static handshake client(handshake_settings settings, endpoint dialed,
+                          const nonce& n);
+
+  /// The accepting side, with its fresh nonce.
+  static handshake server(handshake_settings settings, const nonce& n);
+
+  /// The first step: the client's hello; nothing for the server.
+  handshake_step start();
+
+  /// Feeds the payload of one handshake frame from the peer. Input after
+  /// `established` or `failed` fails.
+  handshake_step on_message(std::span<const std::byte> payload);
+
+  handshake_status status() const noexcept {
+    return status_;
+  }
+
+  bool is_client() const noexcept {
+    return client_;
+  }
+
+private:
+  enum class phase : uint8_t {
+    start,
+    client_wait_challenge,
+    client_wait_welcome,
+    server_wait_hello,
+    server_wait_proof,
+    done,
+  };
+
+  handshake(handshake_settings settings, bool client, endpoint dialed,
+            const nonce& n);
+
+  handshake_step fail(std::string reason);
+  handshake_step advance(phase next, std::vector<std::byte> send);
+  handshake_step establish(unique_address peer, std::vector<std::byte> send);
+  handshake_step on_challenge(std::span<const std::byte> payload);
+  handshake_step on_welcome(std::span<const std::byte> payload);
+  handshake_step on_hello(std::span<const std::byte> payload);
+  handshake_step on_proof(std::span<const std::byte> payload);
+
+  handshake_settings settings_;
+  bool client_;
+  endpoint dialed_;
+  nonce own_nonce_;
+  phase phase_ = phase::start;
+  handshake_status status_ = handshake_status::in_progress;
+  // The hello as sent (client) or received (server): the transcript's core.
+  std::vector<std::byte> hello_;
+  // Server: the hello's fields, checked after the proof verifies.
+  unique_address peer_;
+  std::string peer_cluster_;
+  uint8_t peer_version_ = 0;
+  endpoint peer_dialed_;
+  // Client: the server's nonce.
+  nonce peer_nonce_{};
+};
+
+} // namespace troupe::cluster

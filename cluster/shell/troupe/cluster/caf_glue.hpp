@@ -1,0 +1,26 @@
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include "troupe/runtime/config.hpp"
+#include "troupe/runtime/module.hpp"
+
+/// @file
+/// The cluster module's CAF registrations and configuration keys.
+
+namespace troupe::cluster {
+
+/// Registers the cluster message types (remote_ref, remote_down and the
+/// remoting actor's internal messages) and the "cluster" and "remoting"
+/// error categories.
+void add_cluster_types(caf::actor_system_config& cfg);
+
+/// Declares the cluster module's configuration keys: the transport's
+/// (`cluster.*`, `cluster.tls.*`, `cluster.transport.*`, see
+/// transport_config.hpp) and remoting's (`cluster.remoting.*`).
+void declare_cluster_config(runtime::config_schema& schema);
+
+/// The cluster module descriptor for `runtime::node::start`.
+runtime::module cluster_module();
+
+} // namespace troupe::cluster

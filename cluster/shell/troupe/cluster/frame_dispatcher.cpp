@@ -1,0 +1,65 @@
+#include "troupe/cluster/frame_dispatcher.hpp"
+
+#include <caf/abstract_actor.hpp>
+#include <caf/actor_cast.hpp>
+#include <caf/message_id.hpp>
+
+#include "troupe/cluster/remoting_wire.hpp"
+
+namespace troupe::cluster::detail {
+
+void frame_dispatcher::drop_undecodable(const unique_address& from, lane lane,
+                                        const std::string& why) {
+  if (auto* t = ctx_->transport_ptr.load(std::memory_order_acquire))
+    t->record_drop(from, lane, drop_reason::undecodable);
+  auto& counters = *ctx_->counters;
+  if (remoting_counters::bump(counters.undecodable))
+    ctx_->log.warning("dropped an undecodable {} frame from {}: {} ({} so "
+                      "far)",
+                      to_string(lane), to_string(from), why,
+                      counters.undecodable.load(std::memory_order_relaxed));
+}
+
+void frame_dispatcher::dispatch(
+  const unique_address& from, lane lane, std::span<const std::byte> payload,
+  caf::execution_unit* host,
+  const std::function<void(control_received&&)>& post_control) {
+  auto env = decode_envelope(payload);
+  if (!env) {
+    drop_undecodable(from, lane, env.error().message);
+    return;
+  }
+  if (env->kind != envelope_kind::message) {
+    post_control(control_received{from, lane, env->kind, std::string{env->name},
+                                  env->cause, env->seq,
+                                  std::string{env->reason}});
+    return;
+  }
+  auto msg
+    = decode_message(ctx_->sys, env->body,
+                     remote_ref{from, std::string{env->reply_to}}, &cache_);
+  if (!msg) {
+    drop_undecodable(from, lane,
+                     "message for \"" + std::string{env->name}
+                       + "\": " + msg.error().message);
+    return;
+  }
+  if (target_name_ != env->name) {
+    target_name_ = env->name;
+    target_ = ctx_->registry->find(env->name);
+  }
+  auto& counters = *ctx_->counters;
+  if (!target_) {
+    if (remoting_counters::bump(counters.dead_letters))
+      ctx_->log.warning("dead letter: nothing is published under \"{}\" on "
+                        "this node; dropped a message from {} ({} so far)",
+                        env->name, to_string(from),
+                        counters.dead_letters.load(std::memory_order_relaxed));
+    return;
+  }
+  caf::actor_cast<caf::abstract_actor*>(target_)->enqueue(
+    nullptr, caf::make_message_id(), std::move(*msg), host);
+  counters.delivered.fetch_add(1, std::memory_order_relaxed);
+}
+
+} // namespace troupe::cluster::detail

@@ -1,0 +1,175 @@
+// Remoting between nodes in one process over real loopback sockets
+// (tcp_transport): custom types, replies, unregistered types at both ends,
+// watches on stop (with a backlog), blackhole and removal.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <thread>
+
+#include "tcp_remoting.hpp"
+#include "troupe/cluster/remoting_errc.hpp"
+
+using namespace troupe;
+using namespace troupe::test;
+using namespace std::chrono_literals;
+using cluster::down_cause;
+using cluster::remoting_errc;
+
+namespace {
+
+caf::message order_msg(int64_t qty) {
+  return caf::make_message(order{"ACME", qty, {1.5, 2.5, double(qty)}});
+}
+
+// Sends orders 1..n (~850 bytes each) to `to` when told, then stops.
+caf::behavior chatter(caf::event_based_actor* self, remoting_handle remoting,
+                      remote_ref to, int n) {
+  return {
+    [=](caf::atom_value) {
+      // (Errors would show as missing orders at the receiver.)
+      for (int i = 1; i <= n; ++i)
+        remoting.send(to, caf::make_message(
+                            order{"ACME", i, std::vector<double>(100, 0.5)}));
+      self->quit();
+    },
+  };
+}
+
+caf::behavior idle(caf::event_based_actor*) {
+  return {[](int32_t) {}};
+}
+
+} // namespace
+
+TEST_CASE("remoting (tcp): three nodes exchange a registered struct and get "
+          "replies through reply references") {
+  real_node a, b, c;
+  REQUIRE(b.remoting.publish("orders", b.spawn(acker, b.remoting, "b")));
+  REQUIRE(c.remoting.publish("orders", c.spawn(acker, c.remoting, "c")));
+  auto me = a.remoting.reply_ref(a.rec);
+  for (int i = 1; i <= 10; ++i) {
+    REQUIRE(!a.remoting.send(b.ref("orders"), order_msg(i), me));
+    REQUIRE(!a.remoting.send(c.ref("orders"), order_msg(100 + i), me));
+  }
+  REQUIRE(eventually([&] { return a.log->ack_count() == 20; }));
+  a.log->read([&](const recorded& r) {
+    std::vector<int64_t> from_b, from_c;
+    for (auto& [from, x] : r.acks) {
+      CHECK(from.name.empty());
+      (from.node == b.addr() ? from_b : from_c).push_back(x.total);
+      CHECK(x.who == (from.node == b.addr() ? "b" : "c"));
+    }
+    CHECK(from_b
+          == std::vector<int64_t>{10, 20, 30, 40, 50, 60, 70, 80, 90, 100});
+    CHECK(from_c.size() == 10);
+    CHECK(from_c.front() == 1010);
+    return 0;
+  });
+  // The payload itself, with its vector, as the sender wrote it.
+  REQUIRE(!a.remoting.send(b.ref("log"), order_msg(7), me));
+  REQUIRE(eventually([&] { return b.log->order_count() == 1; }));
+  b.log->read([&](const recorded& r) {
+    CHECK(r.orders[0].first == me);
+    CHECK(r.orders[0].second == order{"ACME", 7, {1.5, 2.5, 7.0}});
+    return 0;
+  });
+}
+
+TEST_CASE("remoting (tcp): five nodes, each sends to every other, in order "
+          "per sender") {
+  std::vector<std::unique_ptr<real_node>> nodes;
+  for (int i = 0; i < 5; ++i)
+    nodes.push_back(std::make_unique<real_node>());
+  constexpr int per_pair = 200;
+  for (size_t i = 0; i < 5; ++i)
+    for (size_t j = 0; j < 5; ++j)
+      if (i != j)
+        for (int k = 0; k < per_pair; ++k)
+          REQUIRE(!nodes[i]->remoting.send(nodes[j]->ref("log"),
+                                           order_msg(int64_t(k))));
+  for (auto& n : nodes)
+    REQUIRE(eventually([&] { return n->log->order_count() == 4 * per_pair; }));
+  for (auto& n : nodes)
+    n->log->read([&](const recorded& r) {
+      std::map<unique_address, int64_t> next;
+      for (auto& [from, o] : r.orders)
+        CHECK(o.qty == next[from.node]++);
+      CHECK(next.size() == 4);
+      return 0;
+    });
+}
+
+TEST_CASE("remoting (tcp): an unregistered type is an error at the sender; "
+          "a type only the sender knows is a counted drop at the receiver") {
+  real_node a;
+  real_node b{loopback(), false}; // does not know order and ack
+  auto err
+    = a.remoting.send(b.ref("log"), caf::make_message(unregistered_thing{1}));
+  CHECK(err.code == static_cast<uint8_t>(remoting_errc::unregistered_type));
+  CHECK_THAT(err.message, Catch::Contains("troupe::test::unregistered_thing"));
+  REQUIRE(!a.remoting.send(b.ref("log"), order_msg(1)));
+  REQUIRE(!a.remoting.send(b.ref("log"), caf::make_message(int32_t{5})));
+  REQUIRE(eventually([&] { return b.remoting.metrics().undecodable == 1; }));
+  auto m = b.remoting.transport().metrics();
+  CHECK(m.total.dropped(cluster::drop_reason::undecodable) == 1);
+  CHECK(a.remoting.metrics().sent == 2);
+  // The int arrived (the recorder ignores it: no order, no down).
+  REQUIRE(eventually([&] { return b.remoting.metrics().delivered == 1; }));
+  CHECK(b.log->order_count() == 0);
+}
+
+TEST_CASE("remoting (tcp): a watch fires when the remote actor stops, after "
+          "all 40000 messages it sent before (the control copy of the down "
+          "overtakes a backlog larger than the socket buffers, and "
+          "waits)") {
+  auto settings = loopback();
+  settings.outbound_queue_size = 100000; // no overflow in the burst
+  real_node a, b{settings};
+  auto talker = b.spawn(chatter, b.remoting, a.ref("log"), 40000);
+  REQUIRE(b.remoting.publish("talker", talker));
+  REQUIRE(!a.remoting.watch(b.ref("talker"), a.rec));
+  // The watch request must reach b before the talker stops.
+  REQUIRE(eventually([&] {
+    auto m = b.remoting.transport().metrics();
+    return m.total.messages_in >= 1;
+  }));
+  caf::anon_send(talker, caf::atom("go"));
+  REQUIRE(eventually([&] { return a.log->down_count() == 1; }, 30s));
+  a.log->read([&](const recorded& r) {
+    CHECK(r.orders.size() == 40000);
+    CHECK(r.sequence.back() == "down actor_stopped");
+    CHECK(r.downs[0].ref == b.ref("talker"));
+    return 0;
+  });
+}
+
+TEST_CASE("remoting (tcp): a blackhole fires no watch and traffic resumes "
+          "after it; remove_node fires the watch") {
+  real_node a, b;
+  REQUIRE(b.remoting.publish("svc", b.spawn(idle)));
+  REQUIRE(!a.remoting.watch(b.ref("svc"), a.rec));
+  REQUIRE(!a.remoting.send(b.ref("log"), order_msg(1)));
+  REQUIRE(eventually([&] { return b.log->order_count() == 1; }));
+  auto ep = cluster::endpoint_of(b.addr());
+  cluster::link_fault hole;
+  hole.blackhole = true;
+  a.remoting.transport().set_fault(ep, cluster::direction::outbound, hole);
+  a.remoting.transport().set_fault(ep, cluster::direction::inbound, hole);
+  REQUIRE(!a.remoting.send(b.ref("log"), order_msg(2))); // dropped
+  std::this_thread::sleep_for(2s);                       // a short partition
+  CHECK(a.log->down_count() == 0);
+  a.remoting.transport().heal(ep);
+  REQUIRE(!a.remoting.send(b.ref("log"), order_msg(3)));
+  REQUIRE(eventually([&] { return b.log->order_count() == 2; }));
+  CHECK(a.log->down_count() == 0);
+  a.remoting.remove_node(b.addr(), "declared removed by the test");
+  REQUIRE(eventually([&] { return a.log->down_count() == 1; }));
+  a.log->read([&](const recorded& r) {
+    CHECK(r.downs[0].ref == b.ref("svc"));
+    CHECK(r.downs[0].cause == down_cause::node_removed);
+    CHECK(r.downs[0].reason == "declared removed by the test");
+    return 0;
+  });
+  CHECK(a.remoting.transport().is_quarantined(b.addr()));
+}
