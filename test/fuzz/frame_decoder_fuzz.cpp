@@ -1,6 +1,6 @@
 // libFuzzer target: the frame decoder over arbitrary bytes in arbitrary
 // chunks. Never crashes; every frame it yields is within bounds; after a
-// violation it stays failed. (Build wiring: see README.md beside it.)
+// violation it stays failed. Built and run by scripts/fuzz.
 
 #include <cstddef>
 #include <cstdint>
