@@ -147,7 +147,7 @@ TEST_CASE("remoting (sim): an unregistered type is an error at the sender "
 }
 
 TEST_CASE("remoting (sim): undecodable payloads are counted drops at the "
-          "receiver, recorded in the transport; the connection stays up") {
+          "receiver, recorded in the transport, the connection stays up") {
   sim_remoting w;
   auto A = w.start(a);
   auto B = w.start(b);
@@ -273,7 +273,7 @@ TEST_CASE("remoting (sim): a local watch of this node's own name works the "
   CHECK_THAT(log->downs[0].reason, Catch::Contains("user_shutdown"));
 }
 
-TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch; "
+TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
           "remove_node fires every watch on the node, once") {
   sim_remoting w;
   auto A = w.start(a);

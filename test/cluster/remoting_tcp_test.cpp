@@ -100,7 +100,7 @@ TEST_CASE("remoting (tcp): five nodes, each sends to every other, in order "
     });
 }
 
-TEST_CASE("remoting (tcp): an unregistered type is an error at the sender; "
+TEST_CASE("remoting (tcp): an unregistered type is an error at the sender, "
           "a type only the sender knows is a counted drop at the receiver") {
   real_node a;
   real_node b{loopback(), false}; // does not know order and ack
@@ -145,7 +145,7 @@ TEST_CASE("remoting (tcp): a watch fires when the remote actor stops, after "
 }
 
 TEST_CASE("remoting (tcp): a blackhole fires no watch and traffic resumes "
-          "after it; remove_node fires the watch") {
+          "after it, remove_node fires the watch") {
   real_node a, b;
   REQUIRE(b.remoting.publish("svc", b.spawn(idle)));
   REQUIRE(!a.remoting.watch(b.ref("svc"), a.rec));

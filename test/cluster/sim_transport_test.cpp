@@ -153,7 +153,7 @@ TEST_CASE("sim: injected delay delays without reordering") {
         == std::vector<std::string>{"warm-up", "slow", "fast"});
 }
 
-TEST_CASE("sim: a crash is a disconnect; a restart quarantines the old uid") {
+TEST_CASE("sim: a crash is a disconnect, a restart quarantines the old uid") {
   two_nodes w;
   send_all(w.a, b1, lane::ordinary, {"one"});
   w.net.run_until_idle();
@@ -215,7 +215,7 @@ TEST_CASE("sim: a full queue drops the oldest, counted") {
   CHECK(la.dropped(drop_reason::queue_overflow) == 7);
 }
 
-TEST_CASE("sim: a disconnect is not a quarantine; traffic resumes") {
+TEST_CASE("sim: a disconnect is not a quarantine, traffic resumes") {
   two_nodes w;
   send_all(w.a, b1, lane::ordinary, {"one"});
   w.net.run_until_idle();

@@ -164,7 +164,7 @@ TEST_CASE("watch_table: a down for an unwatched reference, or whose watcher "
           .empty());
 }
 
-TEST_CASE("watch_table: a connection blip fires nothing; when the peer is "
+TEST_CASE("watch_table: a connection blip fires nothing, when the peer is "
           "back every watch request for it is sent again") {
   watch_table t{a, 3s};
   t.watch(1, ref(b, "x"));
