@@ -187,7 +187,11 @@ remoting_impl(remoting_self self, std::shared_ptr<detail::remoting_shared> sh) {
   self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });
   return {
     [=](published_atom, const std::string& name, const caf::actor& actor) {
-      self->state.sh->log.info("published \"{}\" (actor {})", name, actor.id());
+      // Reply references ($<id>) come and go with requests: not INFO.
+      auto level = name.front() == '$' ? runtime::log_level::debug
+                                       : runtime::log_level::info;
+      self->state.sh->log.log(level, "published \"{}\" (actor {})", name,
+                              actor.id());
       monitor_once(self, actor);
     },
     [=](unpublished_atom, const std::string& name) {
