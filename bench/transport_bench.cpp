@@ -56,6 +56,8 @@
 #include <caf/send.hpp>
 
 #include "bench_main.hpp"
+#include "bench_process.hpp"
+#include "transport_bench_actors.hpp"
 #include "transport_bench_common.hpp"
 #include "troupe/cluster/remoting.hpp"
 #include "troupe/runtime/log.hpp"
@@ -114,93 +116,6 @@ double seconds_since(steady::time_point t0) {
   return std::chrono::duration<double>(steady::now() - t0).count();
 }
 
-// -- the peer process ---------------------------------------------------------
-
-class peer_process {
-public:
-  explicit peer_process(std::vector<std::string> args) {
-    int in[2], out[2];
-    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
-      fail("pipe");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    args.insert(args.begin(), TROUPE_BENCH_PEER);
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ)
-        != 0)
-      fail("posix_spawn " TROUPE_BENCH_PEER);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(in[0]);
-    ::close(out[1]);
-    stdin_ = in[1];
-    stdout_ = ::fdopen(out[0], "r");
-    char line[512];
-    if (std::fgets(line, sizeof(line), stdout_) == nullptr)
-      fail("the peer exited before it was ready");
-    ready_ = line;
-  }
-
-  ~peer_process() {
-    ::close(stdin_); // the peer exits on EOF
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        std::fclose(stdout_);
-        return;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    std::fclose(stdout_);
-  }
-
-  pid_t pid() const noexcept {
-    return pid_;
-  }
-
-  /// The words of the peer's ready line.
-  std::vector<std::string> words() const {
-    std::istringstream in{ready_};
-    std::vector<std::string> result;
-    for (std::string w; in >> w;)
-      result.push_back(w);
-    return result;
-  }
-
-  [[noreturn]] static void fail(const char* what) {
-    std::fprintf(stderr, "transport_bench: %s failed\n", what);
-    std::exit(1);
-  }
-
-private:
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  FILE* stdout_ = nullptr;
-  std::string ready_;
-};
-
-// CPU time (user + system) of process `pid` so far, in seconds.
-double cpu_seconds(pid_t pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string text{std::istreambuf_iterator<char>{in}, {}};
-  // Fields after the command name (which may hold spaces) in parentheses.
-  std::istringstream rest{text.substr(text.rfind(')') + 2)};
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14)
-      utime = std::stod(field);
-    else if (i == 15)
-      stime = std::stod(field);
-  }
-  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
 // -- raw transport listener of the driver -------------------------------------
 
 class raw_driver_listener final : public cluster::transport_listener {
@@ -251,105 +166,6 @@ unique_address parse_address(const std::string& text) {
   return *a;
 }
 
-// -- the driver's actors ------------------------------------------------------
-
-using count_promise = std::shared_ptr<std::promise<uint64_t>>;
-using samples_promise = std::shared_ptr<std::promise<std::vector<double>>>;
-
-caf::behavior troupe_sender(caf::event_based_actor* self,
-                            remoting_handle remoting, remote_ref sink,
-                            uint64_t count, count_promise done) {
-  auto me = remoting.reply_ref(self);
-  self->send(self, caf::atom("go"));
-  return {
-    [=](caf::atom_value) {
-      for (uint64_t i = 0; i < count; ++i)
-        remoting.send(sink, caf::make_message(make_payload()));
-      remoting.send(sink, caf::make_message(bench_end{}), me);
-    },
-    [=](const remote_ref&, const bench_count& c) {
-      done->set_value(c.n);
-      self->quit();
-    },
-  };
-}
-
-caf::behavior basp_sender(caf::event_based_actor* self, caf::actor sink,
-                          uint64_t count, count_promise done) {
-  self->send(self, caf::atom("go"));
-  return {
-    [=](caf::atom_value) {
-      for (uint64_t i = 0; i < count; ++i)
-        self->send(sink, make_payload());
-      self->request(sink, caf::infinite, bench_end{})
-        .then([=](const bench_count& c) {
-          done->set_value(c.n);
-          self->quit();
-        });
-    },
-  };
-}
-
-// Ping-pong: one payload in flight; records each round trip in us.
-struct pinger_state {
-  std::vector<double> samples;
-  steady::time_point t0;
-  int left = 0;
-};
-
-template <class SendFn>
-bool record_pong(const std::shared_ptr<pinger_state>& st,
-                 const samples_promise& done, SendFn send) {
-  st->samples.push_back(
-    std::chrono::duration<double, std::micro>(steady::now() - st->t0).count());
-  if (--st->left > 0) {
-    st->t0 = steady::now();
-    send();
-    return true;
-  }
-  done->set_value(std::move(st->samples));
-  return false;
-}
-
-caf::behavior troupe_pinger(caf::event_based_actor* self,
-                            remoting_handle remoting, remote_ref echo, int k,
-                            samples_promise done) {
-  auto st = std::make_shared<pinger_state>();
-  st->left = k;
-  auto me = remoting.reply_ref(self);
-  auto send
-    = [=] { remoting.send(echo, caf::make_message(make_payload()), me); };
-  self->send(self, caf::atom("go"));
-  return {
-    [=](caf::atom_value) {
-      st->t0 = steady::now();
-      send();
-    },
-    [=](const remote_ref&, const bench_payload&) {
-      if (!record_pong(st, done, send))
-        self->quit();
-    },
-  };
-}
-
-caf::behavior basp_pinger(caf::event_based_actor* self, caf::actor echo, int k,
-                          samples_promise done) {
-  auto st = std::make_shared<pinger_state>();
-  st->left = k;
-  auto send = [=] { self->send(echo, make_payload()); };
-  self->send(self, caf::atom("go"));
-  return {
-    [=](caf::atom_value) {
-      st->t0 = steady::now();
-      send();
-    },
-    [=](const bench_payload&) {
-      if (!record_pong(st, done, send))
-        self->quit();
-    },
-  };
-}
-
 // -- one environment per scheduler setting ------------------------------------
 
 std::vector<std::string> peer_args(bool tuned) {
@@ -377,8 +193,9 @@ struct environment {
   tcp::socket pump{ioc}, ping{ioc};
 
   explicit environment(bool tuned_scheduler)
-    : tuned(tuned_scheduler), peer(peer_args(tuned_scheduler)),
-      cfg(tuned_scheduler), sys(cfg) {
+    : tuned(tuned_scheduler),
+      peer(TROUPE_BENCH_PEER, peer_args(tuned_scheduler)), cfg(tuned_scheduler),
+      sys(cfg) {
     auto w = peer.words(); // ready pump echo transport remoting bsink becho
     if (w.size() != 7 || w[0] != "ready")
       peer_process::fail("reading the peer's ready line");
@@ -603,13 +420,6 @@ void round_trip_caf_basp(benchmark::State& state, bool tuned) {
 
 // -- memory per idle connection -----------------------------------------------
 
-size_t rss_bytes() {
-  std::ifstream in{"/proc/self/statm"};
-  size_t pages = 0, resident = 0;
-  in >> pages >> resident;
-  return resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-}
-
 // A hub transport in this process; a peer process opens `k` idle
 // connections to it (one frame each) and the hub connects back to each:
 // the RSS growth per peer is one inbound plus one outbound connection.
@@ -655,7 +465,8 @@ void idle_connection_memory(benchmark::State& state) {
   for (auto _ : state) {
     ::malloc_trim(0);
     auto before = rss_bytes();
-    peer_process clients{{"--idle-clients", std::to_string(k), "--hub",
+    peer_process clients{TROUPE_BENCH_PEER,
+                         {"--idle-clients", std::to_string(k), "--hub",
                           runtime::to_string(hub->local_address())}};
     if (!wait_until([&] { return listener->inbound.load() >= k; }, 30s)) {
       state.SkipWithError("the idle clients did not all connect");

@@ -54,9 +54,9 @@ tcp::acceptor listen_loopback(asio::io_context& ioc) {
   return acc;
 }
 
-// Counts frames; answers each end frame with the 8-byte count.
-void serve_pump(tcp::acceptor& acc) {
-  std::vector<char> buf(256 * 1024);
+// Accepts connections one after the other, handing each to `serve`.
+template <class Serve>
+void accept_loop(tcp::acceptor& acc, Serve serve) {
   for (;;) {
     boost::system::error_code ec;
     tcp::socket s{acc.get_executor()};
@@ -64,44 +64,44 @@ void serve_pump(tcp::acceptor& acc) {
     if (ec)
       return;
     s.set_option(tcp::no_delay{true});
-    uint64_t count = 0;
-    size_t pos = 0; // offset inside the current frame
-    for (;;) {
-      auto n = s.read_some(asio::buffer(buf), ec);
-      if (ec)
-        break;
-      for (size_t i = 0; i < n;) {
-        if (pos == 0) {
-          if (buf[i] == raw_end) {
-            asio::write(s, asio::buffer(&count, sizeof(count)), ec);
-            count = 0;
-          } else {
-            ++count;
-          }
+    serve(s);
+  }
+}
+
+// Counts frames; answers each end frame with the 8-byte count.
+void serve_pump(tcp::socket& s) {
+  std::vector<char> buf(256 * 1024);
+  boost::system::error_code ec;
+  uint64_t count = 0;
+  size_t pos = 0; // offset inside the current frame
+  for (;;) {
+    auto n = s.read_some(asio::buffer(buf), ec);
+    if (ec)
+      return;
+    for (size_t i = 0; i < n;) {
+      if (pos == 0) {
+        if (buf[i] == raw_end) {
+          asio::write(s, asio::buffer(&count, sizeof(count)), ec);
+          count = 0;
+        } else {
+          ++count;
         }
-        auto step = std::min(n - i, raw_frame_size - pos);
-        i += step;
-        pos = (pos + step) % raw_frame_size;
       }
+      auto step = std::min(n - i, raw_frame_size - pos);
+      i += step;
+      pos = (pos + step) % raw_frame_size;
     }
   }
 }
 
 // Echoes each frame.
-void serve_echo(tcp::acceptor& acc) {
+void serve_echo(tcp::socket& s) {
   std::vector<char> frame(raw_frame_size);
-  for (;;) {
-    boost::system::error_code ec;
-    tcp::socket s{acc.get_executor()};
-    acc.accept(s, ec);
-    if (ec)
-      return;
-    s.set_option(tcp::no_delay{true});
-    while (!ec) {
-      asio::read(s, asio::buffer(frame), ec);
-      if (!ec)
-        asio::write(s, asio::buffer(frame), ec);
-    }
+  boost::system::error_code ec;
+  while (!ec) {
+    asio::read(s, asio::buffer(frame), ec);
+    if (!ec)
+      asio::write(s, asio::buffer(frame), ec);
   }
 }
 
@@ -225,8 +225,8 @@ int serve(bool tuned, cluster::remoting_settings settings) {
   asio::io_context ioc;
   auto pump = listen_loopback(ioc);
   auto echo = listen_loopback(ioc);
-  std::thread pump_thread{[&] { serve_pump(pump); }};
-  std::thread echo_thread{[&] { serve_echo(echo); }};
+  std::thread pump_thread{[&] { accept_loop(pump, serve_pump); }};
+  std::thread echo_thread{[&] { accept_loop(echo, serve_echo); }};
 
   auto raw_listener = std::make_shared<raw_peer_listener>();
   auto raw = make_transport(raw_listener);

@@ -324,6 +324,30 @@ TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
   CHECK(log->downs[2].cause == down_cause::node_removed);
 }
 
+TEST_CASE("remoting (sim): a removal fires every watch of one watcher, "
+          "which can watch again afterwards") {
+  sim_remoting w;
+  auto A = w.start(a);
+  auto B = w.start(b);
+  auto C = w.start(c);
+  auto [rec, log] = w.spawn_recorder();
+  REQUIRE(B.publish("x", w.spawn(idle)));
+  REQUIRE(B.publish("y", w.spawn(idle)));
+  REQUIRE(!A.watch(remote_ref{b, "x"}, rec));
+  REQUIRE(!A.watch(remote_ref{b, "y"}, rec));
+  w.advance(100ms);
+  A.remove_node(b, "gone");
+  w.advance(1ms);
+  REQUIRE(log->downs.size() == 2);
+  CHECK(log->downs[0].ref == remote_ref{b, "x"});
+  CHECK(log->downs[1].ref == remote_ref{b, "y"});
+  // The same watcher, with no watch left, watches something else.
+  REQUIRE(!A.watch(remote_ref{c, "ghost"}, rec));
+  w.advance(100ms);
+  REQUIRE(log->downs.size() == 3);
+  CHECK(log->downs[2].cause == down_cause::not_published);
+}
+
 TEST_CASE("remoting (sim): after a blip the watch still fires when the "
           "remote actor stops") {
   sim_remoting w;

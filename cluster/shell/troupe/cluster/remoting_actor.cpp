@@ -23,7 +23,8 @@ struct remoting_state {
 
   std::shared_ptr<detail::remoting_shared> sh;
   std::unique_ptr<watch_table> table;
-  // Local watchers by id (weak: watching keeps no actor alive).
+  // Local watchers by id (weak: watching keeps no actor alive), from their
+  // first watch until they stop.
   std::map<watcher_id, caf::actor_addr> watchers;
   // Actors monitored as publishers or watchers.
   std::set<caf::actor_addr> monitored;
@@ -98,10 +99,10 @@ void notify(remoting_self self, const notify_watcher& n) {
     return;
   st.sh->log.debug("watch of {} fired: {} ({})", to_string(n.down.ref),
                    to_string(n.down.cause), n.down.reason);
+  // The entry stays until the watcher stops (it is monitored): one batch
+  // of effects may notify it several times.
   if (auto watcher = caf::actor_cast<caf::actor>(i->second))
     caf::anon_send(watcher, n.down);
-  if (st.table->watched_by(n.watcher).empty())
-    st.watchers.erase(i);
 }
 
 void execute(remoting_self self, const watch_effects& effects) {
@@ -186,7 +187,11 @@ remoting_impl(remoting_self self, std::shared_ptr<detail::remoting_shared> sh) {
   self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });
   return {
     [=](published_atom, const std::string& name, const caf::actor& actor) {
-      self->state.sh->log.info("published \"{}\" (actor {})", name, actor.id());
+      // Reply references ($<id>) come and go with requests: not INFO.
+      auto level = name.front() == '$' ? runtime::log_level::debug
+                                       : runtime::log_level::info;
+      self->state.sh->log.log(level, "published \"{}\" (actor {})", name,
+                              actor.id());
       monitor_once(self, actor);
     },
     [=](unpublished_atom, const std::string& name) {
