@@ -65,7 +65,8 @@ TEST_CASE("sim: frames arrive after the handshake and latency, FIFO per lane") {
         == std::vector<std::string>{"up outbound " + to_string(b1)});
   CHECK(w.lb.events()
         == std::vector<std::string>{"up inbound " + to_string(a1)});
-  auto m = w.a.metrics().find(b_ep);
+  auto metrics = w.a.metrics();
+  auto m = metrics.find(b_ep);
   REQUIRE(m);
   CHECK(m->uid == 201);
   CHECK(m->counters.messages_out == 55);

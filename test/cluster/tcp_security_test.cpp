@@ -9,8 +9,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include "tcp_fixture.hpp"
 #include "troupe/cluster/frame.hpp"
@@ -34,11 +34,6 @@ struct raw_peer {
 
   explicit raw_peer(uint16_t port) {
     socket.connect({asio::ip::make_address("127.0.0.1"), port});
-    // Blocking reads give up after 10 s, so a transport that fails to
-    // close makes the test fail instead of hang.
-    timeval tv{10, 0};
-    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv,
-                 sizeof(tv));
   }
 
   void write(const std::vector<std::byte>& bytes) {
@@ -63,17 +58,19 @@ struct raw_peer {
   }
 
   // True once the transport closed the connection (EOF or reset); false
-  // if it stayed open for the read timeout.
+  // if it stayed open for 10 s (Asio's blocking reads would wait forever).
   bool closed_by_peer() {
-    std::vector<std::byte> buf(64);
-    boost::system::error_code ec;
-    for (;;) {
-      socket.read_some(asio::buffer(buf), ec);
-      if (ec == asio::error::would_block || ec == asio::error::try_again)
-        return false;
-      if (ec)
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    char buf[64];
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd pfd{socket.native_handle(), POLLIN, 0};
+      if (::poll(&pfd, 1, 100) <= 0)
+        continue;
+      auto n = ::recv(socket.native_handle(), buf, sizeof(buf), 0);
+      if (n <= 0)
         return true;
     }
+    return false;
   }
 
   void send_handshake(const std::vector<std::byte>& payload) {

@@ -202,6 +202,49 @@ TEST_CASE("tcp: a full queue drops the oldest frames, counted") {
   CHECK(a.events->dropped(drop_reason::queue_overflow) == 90);
 }
 
+TEST_CASE("tcp: within one batch control frames go first") {
+  uint16_t port = 0;
+  {
+    tcp_node probe{loopback()};
+    port = probe.addr().port;
+  }
+  tcp_node a{loopback()};
+  unique_address b_any{"127.0.0.1", port, 0};
+  // Both wait in the queues until b exists, then leave in one batch.
+  a.send(b_any, lane::ordinary, "ordinary");
+  a.send(b_any, lane::control, "control");
+  REQUIRE(eventually([&] {
+    return a.counters_of({"127.0.0.1", port}).reconnects >= 1;
+  }));
+  tcp_node b{loopback(port)};
+  REQUIRE(eventually([&] { return b.events->frame_count() == 2; }));
+  auto frames = b.events->frames();
+  CHECK(frames[0].payload == "control");
+  CHECK(frames[1].payload == "ordinary");
+}
+
+TEST_CASE("tcp: frames for another incarnation are dropped at the handshake") {
+  auto b = std::make_unique<tcp_node>(loopback());
+  auto b_old = b->addr();
+  auto port = b_old.port;
+  b.reset();
+  tcp_node a{loopback()};
+  // Queued while nobody listens: for b_old (a's membership view), for an
+  // uid a never heard of, and for whoever lives there.
+  a.send(b_old, lane::ordinary, "for the old one");
+  a.send({"127.0.0.1", port, 4242}, lane::ordinary, "for a stranger");
+  a.send({"127.0.0.1", port, 0}, lane::ordinary, "for anyone");
+  REQUIRE(eventually([&] {
+    return a.counters_of({"127.0.0.1", port}).reconnects >= 1;
+  }));
+  tcp_node b2{loopback(port)};
+  REQUIRE(eventually([&] { return b2.events->frame_count() == 1; }));
+  CHECK(b2.events->frames()[0].payload == "for anyone");
+  auto& c = a.counters_of(b2.ep());
+  CHECK(c.dropped(drop_reason::incarnation_mismatch) == 2);
+  CHECK(a.events->dropped(drop_reason::incarnation_mismatch) == 2);
+}
+
 namespace {
 
 // Records like recording_listener, but can hold the receiver's io thread in
