@@ -858,3 +858,34 @@ TEST_CASE("scenario L13: three candidates and a restarting holder: one "
   }
   CHECK(tokens.size() == 3);
 }
+
+TEST_CASE("kubernetes: an acquire retry that finds its own earlier write "
+          "refreshes the record: a contender's observation restarts") {
+  // The first acquire applied at t0 but its reply was lost; the lease actor
+  // retries at t1 and, on success, counts its deadline from t1. A contender
+  // that saw the record at t0 must not be able to take it over before
+  // t1 + leaseDurationSeconds: the retry has to write, not just read.
+  k8s_env env;
+  auto clock_b = std::make_shared<runtime::manual_clock>();
+  auto a = env.backend();
+  auto b = env.backend(clock_b);
+  auto ra = request("jobs", "pod-a", 1, 10s);
+  auto rb = request("jobs", "pod-b", 2, 10s);
+  env.emu->add_fault(k8s_fault::apply_then_drop().on("POST").times(1));
+  CHECK(call(*a, backend_op::acquire, ra).status
+        == backend_status::unavailable);
+  // B looks at t0 and keeps looking.
+  CHECK(call(*b, backend_op::acquire, rb).status == backend_status::held);
+  clock_b->advance(9s);
+  // A's retry at t1 = t0 + 9 s succeeds: A's deadline is t1 + ttl - margin.
+  auto retry = call(*a, backend_op::acquire, ra);
+  INFO(retry.detail);
+  REQUIRE(judge(backend_op::acquire, retry, ra) == outcome_kind::success);
+  CHECK(retry.token == 1);
+  // At t0 + 10 s (t1 + 1 s) B must still see a live holder.
+  clock_b->advance(1s);
+  auto late = call(*b, backend_op::acquire, rb);
+  INFO(late.detail);
+  CHECK(late.status == backend_status::held);
+  CHECK(late.holder == "pod-a");
+}

@@ -393,9 +393,12 @@ private:
     bool live = remember(o->req, *obj);
     auto holder = obj->holder();
     if (holder == o->req.owner && obj->acquisition == o->req.acquisition) {
-      o->done(record_reply(backend_status::held, *obj,
-                           "the record already names this acquisition",
-                           o->req));
+      // Our earlier write applied and its reply was lost. Answering from
+      // this read would be unsafe: the lease actor counts its deadline
+      // from this attempt's start, contenders count from the change they
+      // observed, which is older. Write again (as a renewal) so that the
+      // record changes after this attempt started.
+      write_own(o, *obj);
       return;
     }
     if (live) {

@@ -64,7 +64,9 @@ struct kubernetes_lease_backend_options {
 ///   ok; 409 AlreadyExists -> `conflict`). An object naming another holder
 ///   that is live by local observation -> `held`. An object naming us with
 ///   our acquisition id (our earlier write applied, its reply was lost) ->
-///   `held` by us, which the lease actor counts as success. Otherwise
+///   PUT it again as a renewal (200 -> ok): the record must change after
+///   this call started, because the lease actor counts its deadline from
+///   the call's start and contenders from the last change they saw. Otherwise
 ///   (empty holder, or unchanged for its `leaseDurationSeconds` on this
 ///   process's monotonic clock) PUT with the read `resourceVersion`,
 ///   `leaseTransitions` + 1 -> ok; 409 -> `conflict` (re-read on retry).
