@@ -889,3 +889,40 @@ TEST_CASE("kubernetes: an acquire retry that finds its own earlier write "
   CHECK(late.status == backend_status::held);
   CHECK(late.holder == "pod-a");
 }
+
+TEST_CASE("kubernetes: a 200 to our write whose Lease does not name us is "
+          "never 'acquired'") {
+  // A proxy, a cache or a broken server answering our PUT with an object
+  // that is not what we wrote must not count as our write.
+  using test::http_behaviour;
+  auto json = [](std::string body) {
+    return http_behaviour::respond(200, {{"Content-Type", "application/json"}},
+                                   std::move(body));
+  };
+  const std::string free_lease
+    = R"({"kind":"Lease","metadata":{"name":"jobs","resourceVersion":"5",)"
+      R"("uid":"u1"},"spec":{"holderIdentity":"","leaseTransitions":3}})";
+  auto written_by = [](std::string holder) {
+    return R"({"kind":"Lease","metadata":{"name":"jobs","resourceVersion":)"
+           R"("6","uid":"u1"},"spec":{"holderIdentity":")"
+           + holder + R"(","leaseDurationSeconds":10,"leaseTransitions":4}})";
+  };
+  test::http_test_server server;
+  server.push(json(free_lease));          // GET
+  server.push(json(free_lease));          // PUT answered unchanged
+  server.push(json(free_lease));          // GET
+  server.push(json(written_by("pod-b"))); // PUT answered for another
+  kubernetes_lease_backend_options o;
+  o.api_server = server.url("/").substr(0, server.url("/").size() - 1);
+  o.allow_insecure_http = true;
+  auto b = kubernetes_lease_backend::make(o);
+  REQUIRE(b);
+  auto r = request("jobs", "pod-a", 1);
+  for (int i = 0; i < 2; ++i) {
+    auto reply = call(**b, backend_op::acquire, r);
+    INFO(reply.detail);
+    CHECK(reply.status == backend_status::unavailable);
+    CHECK(judge(backend_op::acquire, reply, r) == outcome_kind::retry);
+    CHECK(contains(reply.detail, "does not name"));
+  }
+}

@@ -497,6 +497,21 @@ private:
         o->done(reply_of(backend_status::unavailable, obj.error().message));
         return;
       }
+      if (o->kind != backend_op::release
+          && (obj->holder() != o->req.owner
+              || obj->acquisition != o->req.acquisition)) {
+        // Not what we wrote (a proxy or cache answering, a broken server):
+        // never count it as our write. The next call re-reads.
+        forget(o->req);
+        o->done(reply_of(
+          backend_status::unavailable,
+          fmt::format("Kubernetes API {}: {}: HTTP {} but the returned "
+                      "Lease does not name \"{}\" with acquisition {:x} "
+                      "(holderIdentity \"{}\", acquisition {:x})",
+                      opts_.api_server, what, res->status, o->req.owner,
+                      o->req.acquisition, obj->holder(), obj->acquisition)));
+        return;
+      }
       remember(o->req, *obj);
       if (o->kind == backend_op::release) {
         forget(o->req);

@@ -89,7 +89,9 @@ struct kubernetes_lease_backend_options {
 /// `details.retryAfterSeconds`; timeouts and connection errors ->
 /// `unavailable`; a 2xx whose body is not a valid Lease (malformed JSON,
 /// missing resourceVersion, a negative leaseDurationSeconds, a non-JSON
-/// content type) -> `unavailable` naming what was wrong: never `ok`.
+/// content type) -> `unavailable` naming what was wrong: never `ok`; so is
+/// a 2xx to an acquire or renew whose Lease does not name this owner and
+/// acquisition (not the object that was written).
 ///
 /// Thread-safety: calls may come from any thread concurrently; callbacks
 /// run on the backend's HTTP io thread. Destroying the backend completes
