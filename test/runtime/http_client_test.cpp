@@ -158,6 +158,19 @@ TEST_CASE("http: parse_url rejects user info without echoing it") {
   REQUIRE_FALSE(parsed);
   CHECK_THAT(parsed.error().message, Catch::Contains("<redacted>@etcd"));
   CHECK_THAT(parsed.error().message, !Catch::Contains("hunter2"));
+  // A password with '/', '?' or '#' (not percent-encoded) ends the
+  // authority early: the URL is invalid, and the message must still not
+  // show the password.
+  for (auto url : {"http://root:hun/ter2@127.0.0.1:2379",
+                   "http://root:hun?ter2@127.0.0.1:2379",
+                   "http://root:hun#ter2@127.0.0.1:2379"}) {
+    auto bad = rt::parse_url(url);
+    REQUIRE_FALSE(bad);
+    INFO(bad.error().message);
+    CHECK_THAT(bad.error().message, !Catch::Contains("ter2"));
+    CHECK_THAT(bad.error().message, !Catch::Contains("hun"));
+    CHECK_THAT(bad.error().message, Catch::Contains("<redacted>@127.0.0.1"));
+  }
 }
 
 TEST_CASE("http: response headers are found case-insensitively") {
