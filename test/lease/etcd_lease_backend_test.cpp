@@ -335,6 +335,36 @@ TEST_CASE("scenario L3 (etcd): a retried acquire whose first txn applied is "
         == outcome_kind::lost);
 }
 
+TEST_CASE("etcd backend: an acquire retry that adopts its own earlier key "
+          "refreshes the lease: no takeover before the retry's deadline") {
+  // The first acquire applied at t0 but its reply was lost; the lease actor
+  // retries at t1 and, on success, counts its deadline from t1. The etcd
+  // lease was granted at t0: unless the retry keeps it alive, it expires at
+  // t0 + ttl and another owner takes the key while A believes it holds it.
+  etcd_server etcd;
+  auto a = make_backend(etcd);
+  auto b = make_backend(etcd);
+  auto qa = req("node-a", 11);
+  auto qb = req("node-b", 22);
+  auto token = must_acquire(*a, qa);   // t0: pretend this reply was lost
+  std::this_thread::sleep_for(1200ms); // request_timeout + retry delay
+  auto retry_start = steady::now();
+  auto retry = call(*a, backend_op::acquire, qa);
+  REQUIRE(meaning(backend_op::acquire, retry, qa) == outcome_kind::success);
+  CHECK(retry.token == token);
+  // A's local deadline: retry_start + ttl 2 s - safety margin 200 ms.
+  auto deadline = retry_start + 1800ms;
+  bool stolen = false;
+  while (!stolen && steady::now() < deadline) {
+    auto r = call(*b, backend_op::acquire, qb);
+    stolen = r.status == backend_status::ok && steady::now() < deadline;
+    if (!stolen)
+      std::this_thread::sleep_for(50ms);
+  }
+  INFO("retry started " << since(retry_start).count() << " ms ago");
+  CHECK_FALSE(stolen);
+}
+
 TEST_CASE("etcd backend: \"requested lease not found\" on the acquire txn "
           "grants anew and succeeds") {
   etcd_server etcd;

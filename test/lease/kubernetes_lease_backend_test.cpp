@@ -858,3 +858,71 @@ TEST_CASE("scenario L13: three candidates and a restarting holder: one "
   }
   CHECK(tokens.size() == 3);
 }
+
+TEST_CASE("kubernetes: an acquire retry that finds its own earlier write "
+          "refreshes the record: a contender's observation restarts") {
+  // The first acquire applied at t0 but its reply was lost; the lease actor
+  // retries at t1 and, on success, counts its deadline from t1. A contender
+  // that saw the record at t0 must not be able to take it over before
+  // t1 + leaseDurationSeconds: the retry has to write, not just read.
+  k8s_env env;
+  auto clock_b = std::make_shared<runtime::manual_clock>();
+  auto a = env.backend();
+  auto b = env.backend(clock_b);
+  auto ra = request("jobs", "pod-a", 1, 10s);
+  auto rb = request("jobs", "pod-b", 2, 10s);
+  env.emu->add_fault(k8s_fault::apply_then_drop().on("POST").times(1));
+  CHECK(call(*a, backend_op::acquire, ra).status
+        == backend_status::unavailable);
+  // B looks at t0 and keeps looking.
+  CHECK(call(*b, backend_op::acquire, rb).status == backend_status::held);
+  clock_b->advance(9s);
+  // A's retry at t1 = t0 + 9 s succeeds: A's deadline is t1 + ttl - margin.
+  auto retry = call(*a, backend_op::acquire, ra);
+  INFO(retry.detail);
+  REQUIRE(judge(backend_op::acquire, retry, ra) == outcome_kind::success);
+  CHECK(retry.token == 1);
+  // At t0 + 10 s (t1 + 1 s) B must still see a live holder.
+  clock_b->advance(1s);
+  auto late = call(*b, backend_op::acquire, rb);
+  INFO(late.detail);
+  CHECK(late.status == backend_status::held);
+  CHECK(late.holder == "pod-a");
+}
+
+TEST_CASE("kubernetes: a 200 to our write whose Lease does not name us is "
+          "never 'acquired'") {
+  // A proxy, a cache or a broken server answering our PUT with an object
+  // that is not what we wrote must not count as our write.
+  using test::http_behaviour;
+  auto json = [](std::string body) {
+    return http_behaviour::respond(200, {{"Content-Type", "application/json"}},
+                                   std::move(body));
+  };
+  const std::string free_lease
+    = R"({"kind":"Lease","metadata":{"name":"jobs","resourceVersion":"5",)"
+      R"("uid":"u1"},"spec":{"holderIdentity":"","leaseTransitions":3}})";
+  auto written_by = [](std::string holder) {
+    return R"({"kind":"Lease","metadata":{"name":"jobs","resourceVersion":)"
+           R"("6","uid":"u1"},"spec":{"holderIdentity":")"
+           + holder + R"(","leaseDurationSeconds":10,"leaseTransitions":4}})";
+  };
+  test::http_test_server server;
+  server.push(json(free_lease));          // GET
+  server.push(json(free_lease));          // PUT answered unchanged
+  server.push(json(free_lease));          // GET
+  server.push(json(written_by("pod-b"))); // PUT answered for another
+  kubernetes_lease_backend_options o;
+  o.api_server = server.url("/").substr(0, server.url("/").size() - 1);
+  o.allow_insecure_http = true;
+  auto b = kubernetes_lease_backend::make(o);
+  REQUIRE(b);
+  auto r = request("jobs", "pod-a", 1);
+  for (int i = 0; i < 2; ++i) {
+    auto reply = call(**b, backend_op::acquire, r);
+    INFO(reply.detail);
+    CHECK(reply.status == backend_status::unavailable);
+    CHECK(judge(backend_op::acquire, reply, r) == outcome_kind::retry);
+    CHECK(contains(reply.detail, "does not name"));
+  }
+}

@@ -120,6 +120,8 @@ private:
                    const etcd::txn_response& txn);
   void on_acquire_conflict(const backend_request& req, callback done,
                            int64_t id, const etcd::txn_response& txn);
+  void keepalive(backend_request req, int64_t id, callback done,
+                 std::function<void(callback)> alive);
   void revoke_all(std::vector<int64_t> ids, std::string why,
                   std::function<void(bool all_ok, std::string detail)> then);
   void revoke_quietly(int64_t id, std::string why);
@@ -387,6 +389,7 @@ void etcd_lease_backend::impl::on_acquire_conflict(
   out.status = backend_status::held;
   out.holder = kv.value;
   out.token = static_cast<uint64_t>(std::max<int64_t>(kv.create_revision, 0));
+  bool adopted = false;
   {
     std::lock_guard guard{mtx_};
     grant_entry* ours = nullptr;
@@ -400,6 +403,7 @@ void etcd_lease_backend::impl::on_acquire_conflict(
       ours->attached = true;
       ours->token = out.token;
       out.acquisition = req.acquisition;
+      adopted = true;
     } else if (ours != nullptr) {
       out.acquisition = ours->acquisition;
     } else if (kv.value == req.owner) {
@@ -411,7 +415,13 @@ void etcd_lease_backend::impl::on_acquire_conflict(
                            "lease {}",
                            etcd::escape_for_message(key_of(req.name), 200),
                            kv.create_revision, kv.lease);
-  done(std::move(out));
+  if (!adopted)
+    return done(std::move(out));
+  // The adopted lease was granted by the earlier attempt, so etcd counts
+  // its TTL from then, while the lease actor counts its deadline from this
+  // attempt's start: keep it alive now, before answering success.
+  keepalive(req, kv.lease, std::move(done),
+            [out = std::move(out)](callback done) { done(out); });
 }
 
 // -- renew --------------------------------------------------------------------
@@ -434,37 +444,46 @@ void etcd_lease_backend::impl::renew(backend_request req, callback done) {
     out.detail = "the key is held by another acquisition of this owner";
     return done(std::move(out));
   }
+  keepalive(req, held->id, std::move(done),
+            [req, token = held->token](callback done) {
+              backend_reply out;
+              out.status = backend_status::ok;
+              out.holder = req.owner;
+              out.token = token;
+              out.acquisition = req.acquisition;
+              done(std::move(out));
+            });
+}
+
+void etcd_lease_backend::impl::keepalive(backend_request req, int64_t id,
+                                         callback done,
+                                         std::function<void(callback)> alive) {
   client_->post(
-    etcd::keepalive_path, etcd::lease_id_request(held->id),
+    etcd::keepalive_path, etcd::lease_id_request(id),
     [self = shared_from_this(), req = std::move(req), done = std::move(done),
-     held = *held](etcd_result r) mutable {
+     id, alive = std::move(alive)](etcd_result r) mutable {
       if (r.kind == answer_kind::lease_not_found)
-        self->forget(req, held.id);
+        self->forget(req, id);
       if (r.kind != answer_kind::ok)
         return done(self->failure(r, req));
       auto ka = parse_or_answer(r, etcd::parse_keepalive_response, done);
       if (!ka)
         return;
-      if (ka->id != held.id)
+      if (ka->id != id)
         return done(
           make_reply(backend_status::unavailable,
                      fmt::format("{}: answered for lease {} instead of {}",
-                                 r.where, ka->id, held.id)));
+                                 r.where, ka->id, id)));
       if (ka->ttl <= 0) {
-        self->forget(req, held.id);
+        self->forget(req, id);
         return done(make_reply(
           backend_status::not_found,
           fmt::format("{}: lease {} of key \"{}\" is gone (expired or "
                       "revoked: keepalive answered without TTL)",
-                      r.where, held.id,
+                      r.where, id,
                       etcd::escape_for_message(self->key_of(req.name), 200))));
       }
-      backend_reply out;
-      out.status = backend_status::ok;
-      out.holder = req.owner;
-      out.token = held.token;
-      out.acquisition = req.acquisition;
-      done(std::move(out));
+      alive(std::move(done));
     });
 }
 

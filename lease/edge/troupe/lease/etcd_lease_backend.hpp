@@ -75,7 +75,10 @@ struct etcd_lease_backend_stats {
 ///   token = its create_revision; if the key is attached to a lease this
 ///   backend granted for the same acquisition (an earlier attempt applied
 ///   and its reply was lost), acquisition = the request's (a self-conflict:
-///   success) and the session adopts that lease; under a lease of another
+///   success) and the session adopts that lease after a keepalive of it
+///   (its TTL ran since the earlier attempt's grant, the lease actor's
+///   deadline counts from this attempt: a failed keepalive is answered as
+///   a renewal's would be); under a lease of another
 ///   acquisition of ours, that acquisition; under a lease this backend did
 ///   not grant but naming this owner (another process with the same
 ///   identity), a non-zero acquisition different from the request's. The

@@ -393,9 +393,12 @@ private:
     bool live = remember(o->req, *obj);
     auto holder = obj->holder();
     if (holder == o->req.owner && obj->acquisition == o->req.acquisition) {
-      o->done(record_reply(backend_status::held, *obj,
-                           "the record already names this acquisition",
-                           o->req));
+      // Our earlier write applied and its reply was lost. Answering from
+      // this read would be unsafe: the lease actor counts its deadline
+      // from this attempt's start, contenders count from the change they
+      // observed, which is older. Write again (as a renewal) so that the
+      // record changes after this attempt started.
+      write_own(o, *obj);
       return;
     }
     if (live) {
@@ -492,6 +495,21 @@ private:
       if (!obj) {
         // The write probably applied; the next call re-reads.
         o->done(reply_of(backend_status::unavailable, obj.error().message));
+        return;
+      }
+      if (o->kind != backend_op::release
+          && (obj->holder() != o->req.owner
+              || obj->acquisition != o->req.acquisition)) {
+        // Not what we wrote (a proxy or cache answering, a broken server):
+        // never count it as our write. The next call re-reads.
+        forget(o->req);
+        o->done(reply_of(
+          backend_status::unavailable,
+          fmt::format("Kubernetes API {}: {}: HTTP {} but the returned "
+                      "Lease does not name \"{}\" with acquisition {:x} "
+                      "(holderIdentity \"{}\", acquisition {:x})",
+                      opts_.api_server, what, res->status, o->req.owner,
+                      o->req.acquisition, obj->holder(), obj->acquisition)));
         return;
       }
       remember(o->req, *obj);

@@ -64,7 +64,9 @@ struct kubernetes_lease_backend_options {
 ///   ok; 409 AlreadyExists -> `conflict`). An object naming another holder
 ///   that is live by local observation -> `held`. An object naming us with
 ///   our acquisition id (our earlier write applied, its reply was lost) ->
-///   `held` by us, which the lease actor counts as success. Otherwise
+///   PUT it again as a renewal (200 -> ok): the record must change after
+///   this call started, because the lease actor counts its deadline from
+///   the call's start and contenders from the last change they saw. Otherwise
 ///   (empty holder, or unchanged for its `leaseDurationSeconds` on this
 ///   process's monotonic clock) PUT with the read `resourceVersion`,
 ///   `leaseTransitions` + 1 -> ok; 409 -> `conflict` (re-read on retry).
@@ -87,7 +89,9 @@ struct kubernetes_lease_backend_options {
 /// `details.retryAfterSeconds`; timeouts and connection errors ->
 /// `unavailable`; a 2xx whose body is not a valid Lease (malformed JSON,
 /// missing resourceVersion, a negative leaseDurationSeconds, a non-JSON
-/// content type) -> `unavailable` naming what was wrong: never `ok`.
+/// content type) -> `unavailable` naming what was wrong: never `ok`; so is
+/// a 2xx to an acquire or renew whose Lease does not name this owner and
+/// acquisition (not the object that was written).
 ///
 /// Thread-safety: calls may come from any thread concurrently; callbacks
 /// run on the backend's HTTP io thread. Destroying the backend completes

@@ -119,13 +119,15 @@ std::string parsed_url::to_string() const {
 
 namespace {
 
-// The URL as messages show it: user info (credentials) as <redacted>.
+// The URL as messages show it: everything up to the last '@' as <redacted>
+// (user info, even when an unencoded '/', '?' or '#' in a password ended
+// the authority early).
 std::string shown_url(std::string_view url) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos)
     return std::string{url};
   auto rest = url.substr(scheme_end + 3);
-  auto at = rest.substr(0, rest.find_first_of("/?#")).rfind('@');
+  auto at = rest.rfind('@');
   if (at == std::string_view::npos)
     return std::string{url};
   return fmt::format("{}<redacted>@{}", url.substr(0, scheme_end + 3),
@@ -135,8 +137,6 @@ std::string shown_url(std::string_view url) {
 // Parses `host[:port]` or `[ipv6][:port]` into `out`; returns what is wrong
 // (empty on success).
 std::string parse_authority(std::string_view authority, parsed_url& out) {
-  if (authority.find('@') != std::string_view::npos)
-    return "user info is not supported (pass credentials in headers)";
   std::string_view host;
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
@@ -197,6 +197,13 @@ expected<parsed_url> parse_url(std::string_view url) {
                                       "http or https)",
                                       scheme));
   auto rest = url.substr(scheme_end + 3);
+  // Credentials in a URL are refused wherever the '@' is: a password with
+  // an unencoded '/' would otherwise end the authority early and parse as
+  // host and port ("root:1234/x@host" -> host root, port 1234), or show up
+  // in the reason ("invalid port ...").
+  if (rest.find('@') != std::string_view::npos)
+    return bad_url(shown, "user info is not supported (pass credentials in "
+                          "headers; percent-encode a literal '@' as %40)");
   auto auth_end = rest.find_first_of("/?#");
   if (auto what = parse_authority(rest.substr(0, auth_end), result);
       !what.empty())

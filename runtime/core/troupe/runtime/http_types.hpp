@@ -116,9 +116,10 @@ struct parsed_url {
 ///
 /// Errors (errc::http_bad_request) name the URL and what is wrong with it:
 /// an unsupported scheme, an empty or invalid host, a bad port, user info
-/// (`user:pass@`, rejected so that credentials never end up in URLs, logs
-/// or messages; the message shows it as `<redacted>@`), or control
-/// characters and spaces.
+/// (any `@`, rejected so that credentials never end up in URLs, logs or
+/// messages; the message shows everything up to the last `@` as
+/// `<redacted>@`, so a password with an unencoded `/` does not leak), or
+/// control characters and spaces.
 expected<parsed_url> parse_url(std::string_view url);
 
 /// Checks a request before any I/O: method a token, URL per `parse_url`,

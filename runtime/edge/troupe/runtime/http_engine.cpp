@@ -7,7 +7,6 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
-#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -332,8 +331,11 @@ private:
     stage_ = "read";
     parser_.emplace();
     auto max = req_.max_response_bytes;
+    // Beast's fields throw (std::length_error) on a name or value of 64 KiB
+    // or more, out of the read handler: the exchange would never complete.
+    // A header of at most max_header_bytes cannot hold such a field.
     parser_->header_limit(static_cast<uint32_t>(
-      std::min<uint64_t>(max, std::numeric_limits<uint32_t>::max())));
+      std::min<uint64_t>(max, http_engine::max_header_bytes)));
     parser_->body_limit(max);
     if (req_.method == "HEAD")
       parser_->skip(true);
@@ -404,6 +406,11 @@ private:
       code = errc::http_timeout;
       what = fmt::format("timed out after {} ms (during {})",
                          to_ms(req_.timeout), stage_);
+    } else if (ec == http::error::header_limit
+               && req_.max_response_bytes > http_engine::max_header_bytes) {
+      code = errc::http_response_too_large;
+      what = fmt::format("response header exceeds {} bytes",
+                         http_engine::max_header_bytes);
     } else if (ec == http::error::body_limit || ec == http::error::header_limit
                || ec == http::error::buffer_overflow) {
       code = errc::http_response_too_large;

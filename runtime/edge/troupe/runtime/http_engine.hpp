@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -35,7 +36,8 @@ namespace troupe::runtime {
 ///   handshake, certificate or host name verification, or a TLS alert from
 ///   the server (e.g. a required client certificate was missing).
 /// - `http_response_too_large`: header plus body exceed
-///   `http_request::max_response_bytes`.
+///   `http_request::max_response_bytes`, or the header alone exceeds
+///   `max_header_bytes`.
 /// - `http_malformed_response`: the bytes are not an HTTP/1.1 response, or
 ///   the server closed the connection before the response was complete.
 /// - `http_shutdown`: the engine shut down before the exchange completed.
@@ -52,6 +54,10 @@ class http_engine {
 public:
   /// Receives the outcome of one exchange: called exactly once.
   using callback = std::function<void(expected<http_response>)>;
+
+  /// Bound on a response's header (status line and fields), bytes. Beast
+  /// cannot store a field of 64 KiB or more; real servers send a few KiB.
+  static constexpr uint64_t max_header_bytes = 32 * 1024;
 
   /// Starts the io thread. TLS settings apply to every https:// exchange;
   /// if they cannot be loaded (unreadable CA file, client certificate
