@@ -120,14 +120,7 @@ void tcp_connection::on_connected() {
   if (!ok)
     return fail_handshake("cannot set the expected host name for "
                           "certificate verification");
-  tls_->async_handshake(ssl::stream_base::client,
-                        [self = shared_from_this()](auto ec) {
-                          if (self->closed_)
-                            return;
-                          if (ec)
-                            return self->fail_handshake(ec.message());
-                          self->begin_handshake();
-                        });
+  tls_handshake(ssl::stream_base::client);
 }
 
 void tcp_connection::start_inbound() {
@@ -137,14 +130,17 @@ void tcp_connection::start_inbound() {
   socket().set_option(tcp::no_delay{true}, ignored);
   if (!tls_)
     return begin_handshake();
-  tls_->async_handshake(ssl::stream_base::server,
-                        [self = shared_from_this()](auto ec) {
-                          if (self->closed_)
-                            return;
-                          if (ec)
-                            return self->fail_handshake(ec.message());
-                          self->begin_handshake();
-                        });
+  tls_handshake(ssl::stream_base::server);
+}
+
+void tcp_connection::tls_handshake(ssl::stream_base::handshake_type role) {
+  tls_->async_handshake(role, [self = shared_from_this()](auto ec) {
+    if (self->closed_)
+      return;
+    if (ec)
+      return self->fail_handshake(ec.message());
+    self->begin_handshake();
+  });
 }
 
 void tcp_connection::begin_handshake() {

@@ -288,6 +288,7 @@ private:
 
   void arm_handshake_timer();
   void on_connected();
+  void tls_handshake(ssl::stream_base::handshake_type role);
   void begin_handshake();
   void read();
   void on_read(const boost::system::error_code& ec, size_t n);
