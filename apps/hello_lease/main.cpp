@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     } else if (*acquired) {
       std::printf("holding \"jobs\" with fencing token %llu\n",
                   static_cast<unsigned long long>(lease->token()));
+      std::fflush(stdout); // visible at once, also when piped or killed
       // Guarded work: re-check before every side effect, pass the token on.
       while (lease->check_alive() && !runtime::stop_requested())
         runtime::sleep_unless_stopped(std::chrono::milliseconds{200});

@@ -116,7 +116,7 @@ TEST_CASE("etcd config: validate refuses ttls etcd would change and request "
     {settings(1s, 300ms, 100ms), "lease.ttl 1s is below etcd's minimum TTL "
                                  "2s (lease.etcd.min_ttl)"},
     {settings(3s, 400ms, 200ms), "lease.etcd.request_timeout 400ms must be "
-                                 "shorter than renewal_interval 400ms"},
+                                 "shorter than lease.renewal_interval 400ms"},
     {settings(3s, 1s, 300ms), "lease.etcd.request_timeout 400ms must not "
                               "exceed operation_timeout 300ms"},
   }));

@@ -877,3 +877,14 @@ TEST_CASE("load_config: the error list is capped") {
   CHECK_THAT(cfg.error().message, Catch::StartsWith("80 configuration errors"));
   CHECK_THAT(cfg.error().message, Catch::Contains("... and 30 more"));
 }
+
+TEST_CASE("secrets: an unset secret renders as (not set), a set one never "
+          "shows") {
+  config_schema schema;
+  schema.add(make_config_key("db.token", config_type::secret, "",
+                             "A secret without a default."));
+  config cfg{schema};
+  CHECK(cfg.render("db.token") == "(not set)");
+  REQUIRE_FALSE(cfg.set("db.token", "s3cret", {"test"}));
+  CHECK(cfg.render("db.token") == "<redacted>");
+}

@@ -101,50 +101,56 @@ uint64_t parse_hex(std::string_view text) {
   return x;
 }
 
+// The member `key` of `obj` for writing, or nullptr. (Through the const
+// lookup: comparing RapidJSON's non-const member iterators is ambiguous in
+// C++20, and clang warns.)
+rapidjson::Value* mutable_member(rapidjson::Value& obj, std::string_view key) {
+  return const_cast<rapidjson::Value*>(
+    member(static_cast<const rapidjson::Value&>(obj), key));
+}
+
+rapidjson::Value& add_member(rapidjson::Value& obj, std::string_view key,
+                             rapidjson::Value value,
+                             rapidjson::Document::AllocatorType& alloc) {
+  obj.AddMember(rapidjson::Value{key.data(),
+                                 static_cast<rapidjson::SizeType>(key.size()),
+                                 alloc},
+                std::move(value), alloc);
+  return (obj.MemberEnd() - 1)->value;
+}
+
 void set_string(rapidjson::Value& obj, std::string_view key,
                 std::string_view value,
                 rapidjson::Document::AllocatorType& alloc) {
   rapidjson::Value v{value.data(),
                      static_cast<rapidjson::SizeType>(value.size()), alloc};
-  if (auto i = obj.FindMember(rapidjson::StringRef(key.data(), key.size()));
-      i != obj.MemberEnd()) {
-    i->value = std::move(v);
+  if (auto* m = mutable_member(obj, key)) {
+    *m = std::move(v);
     return;
   }
-  obj.AddMember(rapidjson::Value{key.data(),
-                                 static_cast<rapidjson::SizeType>(key.size()),
-                                 alloc},
-                std::move(v), alloc);
+  add_member(obj, key, std::move(v), alloc);
 }
 
 void set_int(rapidjson::Value& obj, std::string_view key, int64_t value,
              rapidjson::Document::AllocatorType& alloc) {
-  if (auto i = obj.FindMember(rapidjson::StringRef(key.data(), key.size()));
-      i != obj.MemberEnd()) {
-    i->value.SetInt64(value);
+  if (auto* m = mutable_member(obj, key)) {
+    m->SetInt64(value);
     return;
   }
-  obj.AddMember(rapidjson::Value{key.data(),
-                                 static_cast<rapidjson::SizeType>(key.size()),
-                                 alloc},
-                rapidjson::Value{value}, alloc);
+  add_member(obj, key, rapidjson::Value{value}, alloc);
 }
 
 // The member `key` of `obj` as an object, created (or replaced when it has
 // another type) as needed.
 rapidjson::Value& object_member(rapidjson::Value& obj, std::string_view key,
                                 rapidjson::Document::AllocatorType& alloc) {
-  auto i = obj.FindMember(rapidjson::StringRef(key.data(), key.size()));
-  if (i == obj.MemberEnd()) {
-    obj.AddMember(rapidjson::Value{key.data(),
-                                   static_cast<rapidjson::SizeType>(key.size()),
-                                   alloc},
-                  rapidjson::Value{rapidjson::kObjectType}, alloc);
-    return (obj.MemberEnd() - 1)->value;
-  }
-  if (!i->value.IsObject())
-    i->value.SetObject();
-  return i->value;
+  auto* m = mutable_member(obj, key);
+  if (m == nullptr)
+    return add_member(obj, key, rapidjson::Value{rapidjson::kObjectType},
+                      alloc);
+  if (!m->IsObject())
+    m->SetObject();
+  return *m;
 }
 
 } // namespace

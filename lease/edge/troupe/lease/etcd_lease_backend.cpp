@@ -656,7 +656,9 @@ runtime::error etcd_lease_backend::validate(const lease_settings& s) const {
                                render_duration(o.min_ttl)));
   if (o.request_timeout >= s.renewal_interval)
     return invalid(fmt::format("lease.etcd.request_timeout {} must be "
-                               "shorter than renewal_interval {}",
+                               "shorter than lease.renewal_interval {} "
+                               "(default: ttl / 3); lower "
+                               "lease.etcd.request_timeout or raise lease.ttl",
                                render_duration(o.request_timeout),
                                render_duration(s.renewal_interval)));
   if (o.request_timeout > s.operation_timeout)

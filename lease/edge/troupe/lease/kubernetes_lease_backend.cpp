@@ -581,6 +581,8 @@ kubernetes_lease_backend::make(kubernetes_lease_backend_options opts) {
                 "HTTP; only acceptable for kubectl proxy on loopback",
                 url->to_string());
   opts.api_server = fmt::format("{}://{}", url->scheme, url->authority());
+  if (!url->is_tls())
+    opts.ca_file.clear(); // no TLS: the CA file is not read (nor missed)
   if (auto err = validate_dns1123_subdomain(opts.namespace_name, "namespace"))
     return err;
   if (opts.namespace_name.size() > 63
@@ -646,7 +648,8 @@ kubernetes_lease_backend::validate(const lease_settings& settings) const {
   if (opts.request_timeout >= settings.renewal_interval)
     return invalid(fmt::format(
       "lease.kubernetes.request_timeout ({} ms) must be shorter than "
-      "lease.renewal_interval ({} ms)",
+      "lease.renewal_interval ({} ms, default: ttl / 3); lower "
+      "lease.kubernetes.request_timeout or raise lease.ttl",
       std::chrono::duration_cast<std::chrono::milliseconds>(
         opts.request_timeout)
         .count(),

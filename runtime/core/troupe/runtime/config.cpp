@@ -456,7 +456,7 @@ std::string config::render(std::string_view key) const {
       else if constexpr (std::is_same_v<T, std::vector<std::string>>)
         return fmt::format("{}", fmt::join(v, ","));
       else if constexpr (std::is_same_v<T, secret>)
-        return "<redacted>";
+        return v.empty() ? "(not set)" : "<redacted>";
       else
         return fmt::format("{}", v);
     },
