@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -95,6 +97,10 @@ public:
 
   void shutdown() {
     engine_->shutdown();
+  }
+
+  const runtime::error& tls_setup_error() const {
+    return engine_->tls_setup_error();
   }
 
   const kubernetes_lease_backend_options& opts() const {
@@ -592,11 +598,20 @@ kubernetes_lease_backend::make(kubernetes_lease_backend_options opts) {
     return invalid("Kubernetes request_timeout must be positive");
   if (opts.token_refresh_interval <= timespan{0})
     return invalid("Kubernetes token_refresh_interval must be positive");
+  if (!opts.token_file.empty() && !std::ifstream{opts.token_file})
+    return invalid(fmt::format("Kubernetes token_file {}: cannot read: {}",
+                               opts.token_file, std::strerror(errno)));
   if (!opts.clock)
     opts.clock = std::make_shared<runtime::precise_monotonic_clock>();
   if (!opts.wall_clock)
     opts.wall_clock = [] { return std::chrono::system_clock::now(); };
+  bool tls = url->is_tls();
+  auto ca_file = opts.ca_file;
   auto ptr = std::make_shared<impl>(std::move(opts));
+  if (tls && ptr->tls_setup_error())
+    return invalid(fmt::format("Kubernetes ca_file {}: {}",
+                               ca_file.empty() ? "(system store)" : ca_file,
+                               ptr->tls_setup_error().message));
   return std::shared_ptr<kubernetes_lease_backend>{
     new kubernetes_lease_backend(std::move(ptr))};
 }
