@@ -251,7 +251,7 @@ private:
                       fmt::format("{}: {}", where, res.error().message));
     auto& resp = *res;
     auto st = parse_kubernetes_status(resp.body);
-    auto message = st ? st->message
+    auto message = st ? escape_controls(st->message)
                       : fmt::format("(no Status body: {})", st.error().message);
     auto code = resp.status;
     if (code == 429 || code >= 500) {
@@ -279,9 +279,9 @@ private:
                                   where, opts_.namespace_name, message));
     return reply_of(backend_status::rejected,
                     fmt::format("{}: HTTP {}{}: {}", where, code,
-                                st && !st->reason.empty()
-                                  ? fmt::format(" {}", st->reason)
-                                  : std::string{},
+                                st && !st->reason.empty() ? fmt::format(
+                                  " {}", escape_controls(st->reason))
+                                                          : std::string{},
                                 message));
   }
 
@@ -412,7 +412,8 @@ private:
                            fmt::format("held by \"{}\" (resourceVersion {} "
                                        "changed within its "
                                        "leaseDurationSeconds)",
-                                       holder, obj->resource_version),
+                                       escape_for_message(holder, 200),
+                                       obj->resource_version),
                            o->req));
       return;
     }
@@ -452,9 +453,10 @@ private:
           fmt::format("lease \"{}\" has no holder", o->req.name), o->req));
         return;
       }
-      o->done(record_reply(backend_status::held, *obj,
-                           fmt::format("held by \"{}\"", obj->holder()),
-                           o->req));
+      o->done(record_reply(
+        backend_status::held, *obj,
+        fmt::format("held by \"{}\"", escape_for_message(obj->holder(), 200)),
+        o->req));
       return;
     }
     write_own(o, *obj);
@@ -514,8 +516,10 @@ private:
           fmt::format("Kubernetes API {}: {}: HTTP {} but the returned "
                       "Lease does not name \"{}\" with acquisition {:x} "
                       "(holderIdentity \"{}\", acquisition {:x})",
-                      opts_.api_server, what, res->status, o->req.owner,
-                      o->req.acquisition, obj->holder(), obj->acquisition)));
+                      opts_.api_server, what, res->status,
+                      escape_for_message(o->req.owner, 200), o->req.acquisition,
+                      escape_for_message(obj->holder(), 200),
+                      obj->acquisition)));
         return;
       }
       remember(o->req, *obj);
@@ -534,9 +538,10 @@ private:
     if (res && res->status == 409) {
       if (o->kind == backend_op::acquire) {
         auto st = parse_kubernetes_status(res->body);
-        o->done(reply_of(
-          backend_status::conflict,
-          fmt::format("{}: HTTP 409 {}", what, st ? st->reason : "Conflict")));
+        o->done(
+          reply_of(backend_status::conflict,
+                   fmt::format("{}: HTTP 409 {}", what,
+                               st ? escape_controls(st->reason) : "Conflict")));
         return;
       }
       if (o->conflict_retried) {
