@@ -12,6 +12,7 @@
 
 #include "troupe/lease/backend_sync.hpp"
 #include "troupe/lease/etcd_lease_backend.hpp"
+#include "troupe/runtime/log.hpp"
 #include "troupe/test/http_test_server.hpp"
 
 using namespace std::chrono_literals;
@@ -119,6 +120,46 @@ TEST_CASE("etcd client: 401 => re-authenticate once and retry, a second 401 "
   CHECK_THAT(r.detail, Catch::Contains("HTTP 401: etcdserver: invalid auth "
                                        "token"));
   CHECK(srv.requests().size() == 8);
+}
+
+TEST_CASE("etcd client: the password and the tokens reach no log line and "
+          "no detail, at trace level, through re-authentication and "
+          "refusals") {
+  auto sink = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(sink);
+  auto level = runtime::current_log_level();
+  runtime::set_log_level(runtime::log_level::trace);
+  std::vector<std::string> details;
+  {
+    http_test_server srv;
+    srv.push(json(200, auth_ok("tok.SECRET1")));
+    srv.push(json(401, invalid_token));
+    srv.push(json(200, auth_ok("tok.SECRET2")));
+    srv.push(json(401, invalid_token));
+    srv.push(json(200, auth_ok("tok.SECRET3")));
+    srv.push(json(403, R"({"error":"etcdserver: permission denied",)"
+                       R"("code":7})"));
+    srv.push(json(500, R"({"error":"boom","code":13})"));
+    etcd_lease_backend_options opts;
+    opts.endpoints = {srv.url("/")};
+    opts.request_timeout = 1s;
+    opts.user = "app";
+    opts.password = runtime::secret{"pw.SECRET0"};
+    auto b = etcd_lease_backend::make(std::move(opts));
+    REQUIRE(b);
+    for (int i = 0; i < 3; ++i)
+      details.push_back(call(**b, backend_op::acquire).detail);
+    details.push_back((*b)->describe());
+  }
+  runtime::set_log_level(level);
+  runtime::remove_log_sink(sink);
+  INFO(sink->dump());
+  CHECK(sink->count("/v3/auth/authenticate") > 0); // the exchanges were logged
+  CHECK(sink->count("SECRET") == 0);
+  for (auto& d : details) {
+    INFO(d);
+    CHECK(d.find("SECRET") == std::string::npos);
+  }
 }
 
 TEST_CASE("etcd client: 503 with Retry-After => unavailable with retry_after, "

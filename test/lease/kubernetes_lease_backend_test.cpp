@@ -684,6 +684,21 @@ TEST_CASE("kubernetes: invalid configuration is refused at construction") {
   opts = env.options();
   opts.api_server = env.emu->base_url() + "/api";
   CHECK_FALSE(kubernetes_lease_backend::make(opts));
+  // A token file or CA file that cannot be read is a configuration error
+  // naming the option and the file, not a failure of every later call.
+  opts = env.options();
+  opts.token_file = (env.dir.path / "no-such-token").string();
+  auto no_token = kubernetes_lease_backend::make(opts);
+  REQUIRE_FALSE(no_token);
+  CHECK(contains(no_token.error().message, "token_file"));
+  CHECK(contains(no_token.error().message, "no-such-token"));
+  opts = env.options();
+  opts.api_server = "https://127.0.0.1:6443";
+  opts.ca_file = (env.dir.path / "no-such-ca.crt").string();
+  auto no_ca = kubernetes_lease_backend::make(opts);
+  REQUIRE_FALSE(no_ca);
+  CHECK(contains(no_ca.error().message, "ca_file"));
+  CHECK(contains(no_ca.error().message, "no-such-ca.crt"));
   auto b = env.backend();
   auto s = short_settings("Jobs_Leader", "pod-a");
   auto err = b->validate(s.with_defaults());

@@ -47,3 +47,20 @@ TEST_CASE("outcome: classification table") {
                      << " acq=" << acq);
   CHECK(classify(op, r, "me", 1).kind == expected);
 }
+
+TEST_CASE("outcome: a holder name from the store is escaped in the reason") {
+  // holderIdentity (Kubernetes) and the key's value (etcd) are written by
+  // whoever holds the lease: a newline or an escape sequence in it must not
+  // forge log lines when the reason is logged.
+  backend_reply r;
+  r.status = backend_status::held;
+  r.holder = "evil\n2026-01-01T00:00:00Z error   lease: forged\x1b[31m";
+  r.token = 3;
+  for (auto op : {backend_op::acquire, backend_op::renew}) {
+    auto o = classify(op, r, "me", 1);
+    INFO(o.why);
+    CHECK(o.why.find('\n') == std::string::npos);
+    CHECK(o.why.find('\x1b') == std::string::npos);
+    CHECK(o.why.find("evil\\x0a") != std::string::npos);
+  }
+}

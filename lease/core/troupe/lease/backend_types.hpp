@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -61,6 +62,17 @@ enum class backend_status : uint8_t {
 
 /// "ok", "held", ...
 std::string_view to_string(backend_status x) noexcept;
+
+/// `text` with `"`, `\` and bytes outside printable ASCII escaped (`\xNN`),
+/// cut to at most `max_bytes` input bytes (`...` appended when cut): for
+/// quoting what a store or server wrote (a holder name, a body) in a
+/// `detail` or a log line, so that it cannot forge lines or escape codes.
+std::string escape_for_message(std::string_view text, size_t max_bytes = 80);
+
+/// `text` with control bytes (below 0x20, and 0x7f) escaped (`\xNN`), cut
+/// to at most `max_bytes` input bytes (`...` appended when cut); quotes and
+/// UTF-8 stay readable: for a server's prose message in a `detail`.
+std::string escape_controls(std::string_view text, size_t max_bytes = 300);
 
 /// A backend's answer.
 ///

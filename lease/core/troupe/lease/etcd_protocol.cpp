@@ -381,23 +381,6 @@ bool is_valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
-std::string escape_for_message(std::string_view text, size_t max_bytes) {
-  std::string out;
-  auto n = std::min(text.size(), max_bytes);
-  for (size_t i = 0; i < n; ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\')
-      out += fmt::format("\\{}", static_cast<char>(c));
-    else if (c < 0x20 || c >= 0x7f)
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += static_cast<char>(c);
-  }
-  if (text.size() > max_bytes)
-    out += "...";
-  return out;
-}
-
 // -- request bodies -----------------------------------------------------------
 
 std::string grant_request(int64_t ttl_seconds) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "troupe/lease/backend_types.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/secret.hpp"
 
@@ -72,10 +73,8 @@ runtime::expected<int64_t> parse_int64(std::string_view text);
 /// at most U+10FFFF).
 bool is_valid_utf8(std::string_view text) noexcept;
 
-/// `text` with bytes outside printable ASCII escaped (`\xNN`), cut to at
-/// most `max_bytes` input bytes (`...` appended when cut): for quoting
-/// server answers in messages.
-std::string escape_for_message(std::string_view text, size_t max_bytes = 80);
+/// See backend_types.hpp.
+using lease::escape_for_message;
 
 // -- request bodies -----------------------------------------------------------
 

@@ -1,5 +1,7 @@
 #include "troupe/lease/outcome.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace troupe::lease {
@@ -21,6 +23,37 @@ std::string with_detail(std::string text, const backend_reply& r) {
 }
 
 } // namespace
+
+namespace {
+
+// `text` cut to `max_bytes` with control bytes as \xNN; with `strict`
+// also '"' and '\\' escaped and bytes beyond ASCII as \xNN.
+std::string escape(std::string_view text, size_t max_bytes, bool strict) {
+  std::string out;
+  auto n = std::min(text.size(), max_bytes);
+  for (size_t i = 0; i < n; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (strict && (c == '"' || c == '\\'))
+      out += fmt::format("\\{}", static_cast<char>(c));
+    else if (c < 0x20 || c == 0x7f || (strict && c > 0x7f))
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  if (text.size() > max_bytes)
+    out += "...";
+  return out;
+}
+
+} // namespace
+
+std::string escape_controls(std::string_view text, size_t max_bytes) {
+  return escape(text, max_bytes, false);
+}
+
+std::string escape_for_message(std::string_view text, size_t max_bytes) {
+  return escape(text, max_bytes, true);
+}
 
 std::string_view to_string(outcome_kind x) noexcept {
   switch (x) {
@@ -51,12 +84,14 @@ outcome classify(backend_op op, const backend_reply& r, std::string_view owner,
         return {k::success, {}};
       }
       if (op == backend_op::acquire)
-        return {k::held_by_other, fmt::format("held by \"{}\"", r.holder)};
+        return {k::held_by_other,
+                fmt::format("held by \"{}\"", escape_for_message(r.holder))};
       if (op == backend_op::renew)
-        return {k::lost, with_detail(fmt::format("taken over by \"{}\" "
-                                                 "(token {})",
-                                                 r.holder, r.token),
-                                     r)};
+        return {k::lost,
+                with_detail(fmt::format("taken over by \"{}\" "
+                                        "(token {})",
+                                        escape_for_message(r.holder), r.token),
+                            r)};
       return {k::success, {}}; // release: not ours any more counts as released
     case backend_status::not_found:
       if (op == backend_op::renew)

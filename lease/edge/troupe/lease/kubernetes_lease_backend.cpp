@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -95,6 +97,10 @@ public:
 
   void shutdown() {
     engine_->shutdown();
+  }
+
+  const runtime::error& tls_setup_error() const {
+    return engine_->tls_setup_error();
   }
 
   const kubernetes_lease_backend_options& opts() const {
@@ -245,7 +251,7 @@ private:
                       fmt::format("{}: {}", where, res.error().message));
     auto& resp = *res;
     auto st = parse_kubernetes_status(resp.body);
-    auto message = st ? st->message
+    auto message = st ? escape_controls(st->message)
                       : fmt::format("(no Status body: {})", st.error().message);
     auto code = resp.status;
     if (code == 429 || code >= 500) {
@@ -273,9 +279,9 @@ private:
                                   where, opts_.namespace_name, message));
     return reply_of(backend_status::rejected,
                     fmt::format("{}: HTTP {}{}: {}", where, code,
-                                st && !st->reason.empty()
-                                  ? fmt::format(" {}", st->reason)
-                                  : std::string{},
+                                st && !st->reason.empty() ? fmt::format(
+                                  " {}", escape_controls(st->reason))
+                                                          : std::string{},
                                 message));
   }
 
@@ -406,7 +412,8 @@ private:
                            fmt::format("held by \"{}\" (resourceVersion {} "
                                        "changed within its "
                                        "leaseDurationSeconds)",
-                                       holder, obj->resource_version),
+                                       escape_for_message(holder, 200),
+                                       obj->resource_version),
                            o->req));
       return;
     }
@@ -446,9 +453,10 @@ private:
           fmt::format("lease \"{}\" has no holder", o->req.name), o->req));
         return;
       }
-      o->done(record_reply(backend_status::held, *obj,
-                           fmt::format("held by \"{}\"", obj->holder()),
-                           o->req));
+      o->done(record_reply(
+        backend_status::held, *obj,
+        fmt::format("held by \"{}\"", escape_for_message(obj->holder(), 200)),
+        o->req));
       return;
     }
     write_own(o, *obj);
@@ -508,8 +516,10 @@ private:
           fmt::format("Kubernetes API {}: {}: HTTP {} but the returned "
                       "Lease does not name \"{}\" with acquisition {:x} "
                       "(holderIdentity \"{}\", acquisition {:x})",
-                      opts_.api_server, what, res->status, o->req.owner,
-                      o->req.acquisition, obj->holder(), obj->acquisition)));
+                      opts_.api_server, what, res->status,
+                      escape_for_message(o->req.owner, 200), o->req.acquisition,
+                      escape_for_message(obj->holder(), 200),
+                      obj->acquisition)));
         return;
       }
       remember(o->req, *obj);
@@ -528,9 +538,10 @@ private:
     if (res && res->status == 409) {
       if (o->kind == backend_op::acquire) {
         auto st = parse_kubernetes_status(res->body);
-        o->done(reply_of(
-          backend_status::conflict,
-          fmt::format("{}: HTTP 409 {}", what, st ? st->reason : "Conflict")));
+        o->done(
+          reply_of(backend_status::conflict,
+                   fmt::format("{}: HTTP 409 {}", what,
+                               st ? escape_controls(st->reason) : "Conflict")));
         return;
       }
       if (o->conflict_retried) {
@@ -594,11 +605,20 @@ kubernetes_lease_backend::make(kubernetes_lease_backend_options opts) {
     return invalid("Kubernetes request_timeout must be positive");
   if (opts.token_refresh_interval <= timespan{0})
     return invalid("Kubernetes token_refresh_interval must be positive");
+  if (!opts.token_file.empty() && !std::ifstream{opts.token_file})
+    return invalid(fmt::format("Kubernetes token_file {}: cannot read: {}",
+                               opts.token_file, std::strerror(errno)));
   if (!opts.clock)
     opts.clock = std::make_shared<runtime::precise_monotonic_clock>();
   if (!opts.wall_clock)
     opts.wall_clock = [] { return std::chrono::system_clock::now(); };
+  bool tls = url->is_tls();
+  auto ca_file = opts.ca_file;
   auto ptr = std::make_shared<impl>(std::move(opts));
+  if (tls && ptr->tls_setup_error())
+    return invalid(fmt::format("Kubernetes ca_file {}: {}",
+                               ca_file.empty() ? "(system store)" : ca_file,
+                               ptr->tls_setup_error().message));
   return std::shared_ptr<kubernetes_lease_backend>{
     new kubernetes_lease_backend(std::move(ptr))};
 }

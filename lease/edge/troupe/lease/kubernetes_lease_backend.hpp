@@ -99,7 +99,8 @@ struct kubernetes_lease_backend_options {
 class kubernetes_lease_backend final : public lease_backend {
 public:
   /// Checks the options (URL, http:// without allow_insecure_http,
-  /// namespace a DNS-1123 label, positive timeouts) and starts the HTTP
+  /// namespace a DNS-1123 label, positive timeouts, a token file that can
+  /// be read, for https:// a CA file that loads) and starts the HTTP
   /// engine. Errors (errc::invalid_settings) name the option.
   static runtime::expected<std::shared_ptr<kubernetes_lease_backend>>
   make(kubernetes_lease_backend_options opts);
