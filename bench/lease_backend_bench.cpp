@@ -66,6 +66,35 @@ void expect(bool ok, benchmark::State& state, const char* what) {
     state.SkipWithError(what);
 }
 
+// The subjects: the same loop over any backend.
+void acquire_release_loop(benchmark::State& state, lease_backend& backend,
+                          const char* name) {
+  for (auto _ : state) {
+    backend_request r{name, "owner-a", ttl, next_acquisition(), 0};
+    auto a = call_and_wait(backend, backend_op::acquire, r);
+    expect(a && a->status == backend_status::ok, state, "acquire failed");
+    r.token = a ? a->token : 0;
+    auto rel = call_and_wait(backend, backend_op::release, r);
+    expect(rel && rel->status == backend_status::ok, state, "release failed");
+  }
+}
+
+void renew_loop(benchmark::State& state, lease_backend& backend,
+                const char* name) {
+  backend_request r{name, "owner-a", ttl, next_acquisition(), 0};
+  auto a = call_and_wait(backend, backend_op::acquire, r);
+  if (!a || a->status != backend_status::ok) {
+    state.SkipWithError("acquire failed");
+    return;
+  }
+  r.token = a->token;
+  for (auto _ : state) {
+    auto x = call_and_wait(backend, backend_op::renew, r);
+    expect(x && x->status == backend_status::ok, state, "renew failed");
+  }
+  call_and_wait(backend, backend_op::release, r);
+}
+
 // -- etcd ---------------------------------------------------------------------
 
 struct etcd_env {
@@ -96,15 +125,7 @@ etcd_env& etcd() {
 }
 
 void etcd_acquire_release(benchmark::State& state) {
-  auto& env = etcd();
-  for (auto _ : state) {
-    backend_request r{"bench-etcd", "owner-a", ttl, next_acquisition(), 0};
-    auto a = call_and_wait(*env.backend, backend_op::acquire, r);
-    expect(a && a->status == backend_status::ok, state, "acquire failed");
-    r.token = a ? a->token : 0;
-    auto rel = call_and_wait(*env.backend, backend_op::release, r);
-    expect(rel && rel->status == backend_status::ok, state, "release failed");
-  }
+  acquire_release_loop(state, *etcd().backend, "bench-etcd");
 }
 
 void raw_etcd_acquire_release(benchmark::State& state) {
@@ -127,19 +148,7 @@ void raw_etcd_acquire_release(benchmark::State& state) {
 }
 
 void etcd_renew(benchmark::State& state) {
-  auto& env = etcd();
-  backend_request r{"bench-etcd-renew", "owner-a", ttl, next_acquisition(), 0};
-  auto a = call_and_wait(*env.backend, backend_op::acquire, r);
-  if (!a || a->status != backend_status::ok) {
-    state.SkipWithError("acquire failed");
-    return;
-  }
-  r.token = a->token;
-  for (auto _ : state) {
-    auto x = call_and_wait(*env.backend, backend_op::renew, r);
-    expect(x && x->status == backend_status::ok, state, "renew failed");
-  }
-  call_and_wait(*env.backend, backend_op::release, r);
+  renew_loop(state, *etcd().backend, "bench-etcd-renew");
 }
 
 void raw_etcd_renew(benchmark::State& state) {
@@ -235,15 +244,7 @@ constexpr const char* lease_path
   = "/apis/coordination.k8s.io/v1/namespaces/default/leases/";
 
 void k8s_acquire_release(benchmark::State& state) {
-  auto& env = k8s();
-  for (auto _ : state) {
-    backend_request r{"bench-k8s", "owner-a", ttl, next_acquisition(), 0};
-    auto a = call_and_wait(*env.backend, backend_op::acquire, r);
-    expect(a && a->status == backend_status::ok, state, "acquire failed");
-    r.token = a ? a->token : 0;
-    auto rel = call_and_wait(*env.backend, backend_op::release, r);
-    expect(rel && rel->status == backend_status::ok, state, "release failed");
-  }
+  acquire_release_loop(state, *k8s().backend, "bench-k8s");
 }
 
 void raw_k8s_acquire_release(benchmark::State& state) {
@@ -268,19 +269,7 @@ void raw_k8s_acquire_release(benchmark::State& state) {
 }
 
 void k8s_renew(benchmark::State& state) {
-  auto& env = k8s();
-  backend_request r{"bench-k8s-renew", "owner-a", ttl, next_acquisition(), 0};
-  auto a = call_and_wait(*env.backend, backend_op::acquire, r);
-  if (!a || a->status != backend_status::ok) {
-    state.SkipWithError("acquire failed");
-    return;
-  }
-  r.token = a->token;
-  for (auto _ : state) {
-    auto x = call_and_wait(*env.backend, backend_op::renew, r);
-    expect(x && x->status == backend_status::ok, state, "renew failed");
-  }
-  call_and_wait(*env.backend, backend_op::release, r);
+  renew_loop(state, *k8s().backend, "bench-k8s-renew");
 }
 
 void raw_k8s_renew(benchmark::State& state) {
