@@ -670,3 +670,22 @@ TEST_CASE_METHOD(actor_fixture,
   REQUIRE(ok.response);
   CHECK(ok.response->status == 200);
 }
+
+TEST_CASE("http: Retry-After is read as delta-seconds, capped, else 0") {
+  using row = std::tuple<std::string, rt::timespan>;
+  auto [value, expected] = GENERATE(table<std::string, rt::timespan>({
+    row{"7", 7s},
+    row{" 12\t", 12s},
+    row{"0", 0s},
+    row{"999999", 3600s},
+    row{"-3", 0s},
+    row{"2.5", 0s},
+    row{"Wed, 21 Oct 2015 07:28:00 GMT", 0s},
+    row{"", 0s},
+    row{"99999999999999999999999", 0s},
+  }));
+  rt::http_response resp;
+  resp.headers.push_back({"retry-after", value});
+  CHECK(resp.retry_after() == expected);
+  CHECK(rt::http_response{}.retry_after() == 0s);
+}

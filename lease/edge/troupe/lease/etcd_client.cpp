@@ -21,18 +21,6 @@ runtime::error invalid(std::string message) {
   return runtime::make_error(errc::invalid_settings, std::move(message));
 }
 
-// `Retry-After: <delta-seconds>` (an HTTP date is ignored), capped at 1h.
-runtime::timespan retry_after_of(const runtime::http_response& r) {
-  auto* v = r.header("Retry-After");
-  if (v == nullptr)
-    return runtime::timespan{0};
-  int64_t seconds = 0;
-  auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
-  if (ec != std::errc{} || ptr != v->data() + v->size() || seconds < 0)
-    return runtime::timespan{0};
-  return std::chrono::seconds{std::min<int64_t>(seconds, 3600)};
-}
-
 // What etcd said, for a detail: its message, or a piece of the body.
 std::string describe_answer(const etcd::answer& a, std::string_view body) {
   auto text = a.error ? etcd::escape_for_message(a.error->message, 200)
@@ -211,7 +199,7 @@ void etcd_client::on_answer(std::shared_ptr<call> c, size_t turn,
   }
   auto a = etcd::classify_answer(r->status, r->body);
   out.kind = a.kind;
-  out.retry_after = retry_after_of(*r);
+  out.retry_after = r->retry_after();
   if (a.kind == answer_kind::ok) {
     out.body = std::move(r->body);
     return c->then(std::move(out));
@@ -286,7 +274,7 @@ void etcd_client::authenticate_then_send(std::shared_ptr<call> c) {
     }
     out.kind = a.kind == answer_kind::unavailable ? answer_kind::unavailable
                                                   : answer_kind::rejected;
-    out.retry_after = retry_after_of(*r);
+    out.retry_after = r->retry_after();
     // etcd's message names the problem ("authentication failed, invalid
     // user ID or password"); the body of an auth answer is never quoted.
     out.detail = fmt::format(

@@ -49,18 +49,11 @@ std::string trim(std::string s) {
   return s.substr(i);
 }
 
-// Seconds from a Retry-After header (delta-seconds form; HTTP dates are
-// ignored: the API server sends seconds), capped at an hour.
+// The longer of the Retry-After header and the Status body's
+// `details.retryAfterSeconds`.
 timespan retry_after_of(const http_response& resp,
                         const kubernetes_status* status) {
-  timespan result{0};
-  if (auto h = resp.header("Retry-After")) {
-    auto text = trim(*h);
-    if (!text.empty() && text.size() < 6
-        && std::all_of(text.begin(), text.end(),
-                       [](char c) { return c >= '0' && c <= '9'; }))
-      result = std::chrono::seconds{std::min(std::stoi(text), 3600)};
-  }
+  auto result = resp.retry_after();
   if (status != nullptr)
     result = std::max<timespan>(result, status->retry_after);
   return result;

@@ -101,6 +101,24 @@ const std::string* http_response::header(std::string_view name) const {
   return nullptr;
 }
 
+timespan http_response::retry_after() const {
+  auto* v = header("Retry-After");
+  if (v == nullptr)
+    return timespan{0};
+  std::string_view text{*v};
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  int64_t seconds = 0;
+  auto [ptr, ec]
+    = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()
+      || seconds < 0)
+    return timespan{0};
+  return std::chrono::seconds{std::min<int64_t>(seconds, 3600)};
+}
+
 bool parsed_url::is_ip_literal() const {
   return is_ipv4(host) || is_ipv6(host);
 }

@@ -59,6 +59,12 @@ struct http_response {
 
   /// The first header named `name` (case-insensitive), or nullptr.
   const std::string* header(std::string_view name) const;
+
+  /// The wait a `Retry-After: <delta-seconds>` header asks for (RFC 9110
+  /// §10.2.3; surrounding whitespace allowed), capped at one hour; 0 when
+  /// the header is absent, an HTTP date, negative or not a number. Used by
+  /// the etcd and Kubernetes lease backends for 429/503 answers.
+  timespan retry_after() const;
 };
 
 template <class Inspector>
