@@ -87,3 +87,65 @@ TEST_CASE("frame_queue: swap exchanges contents") {
   CHECK(pending.empty());
   CHECK(contents(inflight) == std::vector<std::string>{"x"});
 }
+
+TEST_CASE("frame_queue: consume counts whole frames and keeps a partial one") {
+  frame_queue q{10};
+  q.push(lane::ordinary, 0, bytes_of("alpha"));
+  q.push(lane::ordinary, 0, bytes_of("beta"));
+  q.push(lane::ordinary, 0, bytes_of("gamma"));
+  auto first = frame_header_size + 5;
+  auto total = q.bytes();
+  // Half of the first frame went out: nothing is complete yet.
+  CHECK(q.consume(3) == 0);
+  CHECK(q.size() == 3);
+  CHECK(q.written_prefix() == 3);
+  CHECK(q.bytes() == total - 3);
+  size_t frames = 0;
+  auto rest = q.front(SIZE_MAX, frames);
+  CHECK(frames == 3);
+  CHECK(rest.size() == total - 3);
+  // The rest of the first frame and two bytes of the second.
+  CHECK(q.consume(first - 3 + 2) == 1);
+  CHECK(q.size() == 2);
+  CHECK(q.written_prefix() == 2);
+  // Everything: both remaining frames complete, the queue rewinds.
+  CHECK(q.consume(q.bytes()) == 2);
+  CHECK(q.empty());
+  CHECK(q.written_prefix() == 0);
+  CHECK(q.bytes() == 0);
+}
+
+TEST_CASE("frame_queue: a partly written frame survives remove_if but not "
+          "drop_partial or pop") {
+  frame_queue q{10};
+  q.push(lane::ordinary, 7, bytes_of("first"));
+  q.push(lane::ordinary, 7, bytes_of("second"));
+  q.push(lane::ordinary, 8, bytes_of("third"));
+  q.consume(4);
+  // Removing uid 7 keeps the started frame: its rest must still follow.
+  CHECK(q.remove_if([](uint64_t uid) { return uid == 7; }) == 1);
+  CHECK(q.size() == 2);
+  CHECK(q.written_prefix() == 4);
+  // On a new connection the rest of it means nothing: drop it whole.
+  CHECK(q.drop_partial() == 1);
+  CHECK(q.written_prefix() == 0);
+  CHECK(q.drop_partial() == 0);
+  CHECK(contents(q) == std::vector<std::string>{"third"});
+  q.push(lane::ordinary, 0, bytes_of("fourth"));
+  q.consume(2);
+  q.pop(1);
+  CHECK(q.written_prefix() == 0);
+  CHECK(contents(q) == std::vector<std::string>{"fourth"});
+}
+
+TEST_CASE("frame_queue: swap and clear carry the written prefix") {
+  frame_queue a{10};
+  frame_queue b{10};
+  a.push(lane::control, 0, bytes_of("started"));
+  a.consume(5);
+  a.swap(b);
+  CHECK(a.written_prefix() == 0);
+  CHECK(b.written_prefix() == 5);
+  CHECK(b.clear() == 1);
+  CHECK(b.written_prefix() == 0);
+}

@@ -32,11 +32,36 @@ std::span<const std::byte> frame_queue::front(size_t max_bytes,
     total += metas_[i].size;
     ++frames;
   }
-  return std::span<const std::byte>{bytes_}.subspan(head_, total);
+  return std::span<const std::byte>{bytes_}.subspan(head_ + written_,
+                                                    total - written_);
+}
+
+size_t frame_queue::consume(size_t n) {
+  size_t done = 0;
+  n += written_;
+  written_ = 0;
+  while (meta_head_ < metas_.size() && n >= metas_[meta_head_].size) {
+    n -= metas_[meta_head_].size;
+    head_ += metas_[meta_head_++].size;
+    ++done;
+  }
+  if (meta_head_ < metas_.size())
+    written_ = n;
+  pop(0); // rewinds when empty
+  return done;
+}
+
+size_t frame_queue::drop_partial() {
+  if (written_ == 0)
+    return 0;
+  pop(1);
+  return 1;
 }
 
 void frame_queue::pop(size_t n) {
   n = std::min(n, size());
+  if (n > 0)
+    written_ = 0;
   for (size_t i = 0; i < n; ++i)
     head_ += metas_[meta_head_++].size;
   if (meta_head_ == metas_.size()) {
@@ -68,7 +93,7 @@ size_t frame_queue::remove_if(const std::function<bool(uint64_t)>& pred) {
   size_t in = head_;
   for (auto i = meta_head_; i < metas_.size(); ++i) {
     auto m = metas_[i];
-    if (pred(m.uid)) {
+    if (pred(m.uid) && !(i == meta_head_ && written_ > 0)) {
       ++removed;
     } else {
       if (out != in)
@@ -91,6 +116,7 @@ size_t frame_queue::clear() noexcept {
   metas_.clear();
   head_ = 0;
   meta_head_ = 0;
+  written_ = 0;
   return n;
 }
 
@@ -100,6 +126,7 @@ void frame_queue::swap(frame_queue& other) noexcept {
   std::swap(head_, other.head_);
   metas_.swap(other.metas_);
   std::swap(meta_head_, other.meta_head_);
+  std::swap(written_, other.written_);
 }
 
 } // namespace troupe::cluster

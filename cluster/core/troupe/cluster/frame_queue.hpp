@@ -43,21 +43,39 @@ public:
     return size() == 0;
   }
 
-  /// Encoded bytes in the queue.
+  /// Encoded bytes in the queue not yet written.
   size_t bytes() const noexcept {
-    return bytes_.size() - head_;
+    return bytes_.size() - head_ - written_;
   }
 
-  /// The first frames, whole, as contiguous bytes: as many as fit into
-  /// `max_bytes`, but at least one (a frame larger than `max_bytes` goes
-  /// alone). `frames` receives their number. Valid until the next
-  /// mutation.
+  /// The unwritten bytes of the first frames, contiguous: as many whole
+  /// frames as fit into `max_bytes`, but at least one (a frame larger than
+  /// `max_bytes` goes alone); when the first frame was partly written
+  /// (`consume`), the span starts behind that part. `frames` receives the
+  /// number of frames the span touches. Valid until the next mutation.
   std::span<const std::byte> front(size_t max_bytes, size_t& frames) const;
 
-  /// Removes the first `n` frames (at most `size()`).
+  /// Marks `n` more bytes from the front as written (a short write, e.g.
+  /// a non-blocking send that filled the socket buffer) and removes the
+  /// frames that are now written whole; returns how many. `n` beyond
+  /// `bytes()` counts as `bytes()`.
+  size_t consume(size_t n);
+
+  /// Bytes of the first frame already written (0: none).
+  size_t written_prefix() const noexcept {
+    return written_;
+  }
+
+  /// Removes the first frame if it was partly written: the rest can never
+  /// follow its beginning on a new connection. Returns 1 if it removed it.
+  size_t drop_partial();
+
+  /// Removes the first `n` frames (at most `size()`), the partly written
+  /// one included.
   void pop(size_t n);
 
-  /// Removes every frame whose uid satisfies `pred`; returns how many.
+  /// Removes every frame whose uid satisfies `pred`, except a partly
+  /// written first frame; returns how many.
   size_t remove_if(const std::function<bool(uint64_t)>& pred);
 
   /// Removes every frame; returns how many.
@@ -81,6 +99,8 @@ private:
   size_t head_ = 0;
   std::vector<meta> metas_;
   size_t meta_head_ = 0;
+  // Bytes of the first frame already written.
+  size_t written_ = 0;
 };
 
 } // namespace troupe::cluster

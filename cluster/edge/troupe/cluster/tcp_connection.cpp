@@ -211,9 +211,30 @@ void tcp_connection::on_read(const boost::system::error_code& ec, size_t n) {
     owner_.on_frames(*this, batch_, bytes);
   if (closed_)
     return;
-  if (established_ && read_buf_.size() < read_buffer_size)
-    read_buf_.resize(read_buffer_size);
+  if (established_ && dir_ == direction::inbound)
+    resize_read_buffer(n);
   read();
+}
+
+void tcp_connection::resize_read_buffer(size_t last_read) {
+  auto size = read_buf_.size();
+  if (size < min_read_buffer_size) {
+    size = min_read_buffer_size; // first read after the handshake
+  } else if (last_read == size) {
+    size = std::min(size * 2, max_read_buffer_size);
+    small_reads_ = 0;
+  } else if (last_read < size / 4 && size > min_read_buffer_size) {
+    if (++small_reads_ >= read_buffer_shrink_after) {
+      size /= 2;
+      small_reads_ = 0;
+    }
+  } else {
+    small_reads_ = 0;
+  }
+  if (size == read_buf_.size())
+    return;
+  read_buf_.resize(size);
+  read_buf_.shrink_to_fit();
 }
 
 bool tcp_connection::on_handshake_frame(const frame_view& f) {
@@ -331,6 +352,7 @@ void tcp_connection::close(const std::string& reason, close_kind kind) {
   closed_ = true;
   handshake_timer_.cancel();
   resolver_.cancel();
+  owner_.on_closing(*this);
   boost::system::error_code ignored;
   socket().shutdown(tcp::socket::shutdown_both, ignored);
   socket().close(ignored);

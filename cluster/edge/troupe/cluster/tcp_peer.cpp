@@ -40,17 +40,26 @@ void tcp_transport::impl::flush(const std::shared_ptr<peer_state>& p) {
   if (quiet_)
     return;
   bool writable = p->conn && p->conn->can_write();
+  bool start = false;
   bool waiting = false;
   {
     std::lock_guard guard{mtx_};
     p->flush_posted = false;
-    if (writable)
+    if (writable && !p->direct_ready && p->conn->plain_fd() >= 0) {
+      p->direct_ready = true;
+      std::lock_guard fd_guard{p->fd_mtx};
+      p->direct_fd = p->conn->plain_fd();
+    }
+    if (writable && !p->writing) {
       for (auto ln : {lane::control, lane::ordinary}) {
         auto& in = p->inflight[idx(ln)];
         auto& pending = p->pending[idx(ln)];
         if (in.empty() && !pending.empty())
           in.swap(pending); // both keep their capacity
       }
+      start = !p->inflight[0].empty() || !p->inflight[1].empty();
+      p->writing = start;
+    }
     if (p->overflowing && p->pending[idx(lane::ordinary)].empty()
         && p->pending[idx(lane::control)].empty()) {
       p->overflowing = false;
@@ -59,59 +68,60 @@ void tcp_transport::impl::flush(const std::shared_ptr<peer_state>& p) {
                 to_string(p->ep),
                 p->counters.dropped(drop_reason::queue_overflow));
     }
-    waiting = !p->pending[0].empty() || !p->pending[1].empty();
+    waiting = !p->pending[0].empty() || !p->pending[1].empty()
+              || !p->inflight[0].empty() || !p->inflight[1].empty();
   }
   report_drops(*p);
-  waiting = waiting || !p->inflight[0].empty() || !p->inflight[1].empty();
   if (!waiting)
     return;
   if (!p->conn)
     return maybe_connect(p);
-  if (writable && !p->writing)
+  if (start)
     write_batch(p);
 }
 
+// Runs with `writing` claimed by the io thread.
 void tcp_transport::impl::write_batch(const std::shared_ptr<peer_state>& p) {
   size_t n_control = 0;
   size_t n_ordinary = 0;
   auto control = p->inflight[idx(lane::control)].front(SIZE_MAX, n_control);
   auto ordinary
     = p->inflight[idx(lane::ordinary)].front(max_ordinary_batch, n_ordinary);
-  if (n_control + n_ordinary == 0)
-    return;
   p->batch = {n_control, n_ordinary};
-  p->writing = true;
+  p->batch_bytes = {control.size(), ordinary.size()};
   // Control first: a control frame waits at most for one batch.
   p->conn->write({asio::buffer(control.data(), control.size()),
                   asio::buffer(ordinary.data(), ordinary.size())},
-                 [self = shared_from_this(), p,
-                  bytes = control.size() + ordinary.size()](const auto& ec) {
-                   self->on_written(p, ec, bytes);
+                 [self = shared_from_this(), p](const auto& ec) {
+                   self->on_written(p, ec);
                  });
 }
 
 void tcp_transport::impl::on_written(const std::shared_ptr<peer_state>& p,
-                                     const boost::system::error_code& ec,
-                                     size_t bytes) {
-  p->writing = false;
-  auto batch = p->batch;
-  p->batch = {0, 0};
-  for (auto ln : {lane::control, lane::ordinary})
-    p->inflight[idx(ln)].pop(batch[idx(ln)]);
+                                     const boost::system::error_code& ec) {
+  bool lost = false;
   {
     std::lock_guard guard{mtx_};
+    p->writing = false;
+    auto batch = std::exchange(p->batch, {0, 0});
+    auto bytes = std::exchange(p->batch_bytes, {0, 0});
     if (ec) {
       // Whether the peer got them is unknown; they are not sent again.
-      for (auto ln : {lane::control, lane::ordinary})
+      for (auto ln : {lane::control, lane::ordinary}) {
+        p->inflight[idx(ln)].pop(batch[idx(ln)]);
         if (batch[idx(ln)] > 0)
           count_drop_locked(*p, ln, drop_reason::connection_lost,
                             batch[idx(ln)]);
+      }
+      lost = true;
     } else {
-      p->counters.bytes_out += bytes;
-      p->counters.messages_out += batch[0] + batch[1];
+      for (auto ln : {lane::control, lane::ordinary})
+        p->counters.messages_out
+          += p->inflight[idx(ln)].consume(bytes[idx(ln)]);
+      p->counters.bytes_out += bytes[0] + bytes[1];
     }
   }
-  if (ec) {
+  if (lost) {
     // The connection is closed (on_closed ran); a new one may already be
     // up and waiting for this write to finish.
     purge_quarantined(*p);
@@ -129,6 +139,19 @@ void tcp_transport::impl::on_writable(tcp_connection& conn) {
     p = peer_locked(*conn.dialed());
   }
   flush(p);
+}
+
+void tcp_transport::impl::on_closing(tcp_connection& conn) {
+  if (conn.dir() != direction::outbound || conn.plain_fd() < 0)
+    return;
+  std::lock_guard guard{mtx_};
+  auto p = peer_locked(*conn.dialed());
+  std::lock_guard fd_guard{p->fd_mtx};
+  if (p->direct_fd != conn.plain_fd())
+    return;
+  p->direct_fd = -1;
+  p->direct_ready = false;
+  ++p->generation;
 }
 
 void tcp_transport::impl::report_drops(peer_state& p) {
@@ -295,6 +318,11 @@ void tcp_transport::impl::on_established(
     std::lock_guard guard{mtx_};
     p = peer_locked(ep);
     p->established_uid = peer.uid;
+  }
+  {
+    std::lock_guard guard{mtx_};
+    if (!p->writing)
+      drop_partial_locked(*p);
   }
   keep_only(*p, peer.uid);
   p->backoff.reset();

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <random>
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <openssl/rand.h>
@@ -285,7 +288,7 @@ void tcp_transport::impl::enqueue_locked(peer_state& p, lane ln, uint64_t uid,
 
 runtime::error tcp_transport::impl::send(const unique_address& to, lane ln,
                                          std::span<const std::byte> payload) {
-  std::lock_guard guard{mtx_};
+  std::unique_lock guard{mtx_};
   if (stopped_)
     return runtime::make_error(errc::shutting_down,
                                fmt::format("cannot send to {}: the transport "
@@ -331,8 +334,84 @@ runtime::error tcp_transport::impl::send(const unique_address& to, lane ln,
     return {};
   }
   enqueue_locked(*p, ln, to.uid, payload);
-  post_flush_locked(p);
+  if (p->direct_ready && !p->writing && !p->flush_posted)
+    write_direct(guard, p);
+  else
+    post_flush_locked(p);
   return {};
+}
+
+// A sending thread writes what is queued for an idle connection itself,
+// without waiting for the io thread to wake up: one non-blocking sendmsg of
+// both lanes (control first). What the socket does not take goes to the io
+// thread.
+void tcp_transport::impl::write_direct(std::unique_lock<std::mutex>& guard,
+                                       const std::shared_ptr<peer_state>& p) {
+  p->writing = true;
+  for (auto ln : {lane::control, lane::ordinary}) {
+    auto& in = p->inflight[static_cast<size_t>(ln)];
+    if (in.empty())
+      in.swap(p->pending[static_cast<size_t>(ln)]);
+  }
+  size_t n_control = 0;
+  size_t n_ordinary = 0;
+  auto control = p->inflight[0].front(SIZE_MAX, n_control);
+  auto ordinary = p->inflight[1].front(max_ordinary_batch, n_ordinary);
+  auto generation = p->generation;
+  guard.unlock();
+  std::array<iovec, 2> iov{
+    iovec{const_cast<std::byte*>(control.data()), control.size()},
+    iovec{const_cast<std::byte*>(ordinary.data()), ordinary.size()}};
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = iov.size();
+  ssize_t written = -1;
+  int err = ENOTCONN;
+  {
+    std::lock_guard fd_guard{p->fd_mtx};
+    if (p->direct_fd >= 0) {
+      written = ::sendmsg(p->direct_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      err = written < 0 ? errno : 0;
+    }
+  }
+  guard.lock();
+  p->writing = false;
+  if (written < 0 && err != EAGAIN && err != EWOULDBLOCK && err != EINTR
+      && err != ENOTCONN) {
+    // The connection broke (the io thread learns it from its read): these
+    // frames may or may not have arrived and are not sent again, as after
+    // a failed async write.
+    p->inflight[0].pop(n_control);
+    p->inflight[1].pop(n_ordinary);
+    if (n_control > 0)
+      count_drop_locked(*p, lane::control, drop_reason::connection_lost,
+                        n_control);
+    if (n_ordinary > 0)
+      count_drop_locked(*p, lane::ordinary, drop_reason::connection_lost,
+                        n_ordinary);
+  } else if (written > 0) {
+    auto n = static_cast<size_t>(written);
+    auto to_control = std::min(n, control.size());
+    auto frames = p->inflight[0].consume(to_control);
+    frames += p->inflight[1].consume(n - to_control);
+    p->counters.bytes_out += n;
+    p->counters.messages_out += frames;
+  }
+  if (generation != p->generation)
+    drop_partial_locked(*p);
+  // Always hand over to the io thread afterwards: until its flush runs,
+  // further sends queue instead of writing (one direct write per io-thread
+  // round). A stream of sends thus still goes out in batches, one syscall
+  // for many frames, while a lone request pays no wake-up before its
+  // write; the flush also writes what the socket did not take and reports
+  // drops.
+  post_flush_locked(p);
+}
+
+void tcp_transport::impl::drop_partial_locked(peer_state& p) {
+  for (auto ln : {lane::control, lane::ordinary})
+    if (p.inflight[static_cast<size_t>(ln)].drop_partial() > 0)
+      count_drop_locked(p, ln, drop_reason::connection_lost, 1);
 }
 
 void tcp_transport::impl::remove_node(const unique_address& node) {

@@ -47,8 +47,15 @@ class tcp_connection;
 /// Bytes of ordinary frames per write at most (control frames all go).
 inline constexpr size_t max_ordinary_batch = 256 * 1024;
 
-/// Size of a connection's read buffer.
-inline constexpr size_t read_buffer_size = 256 * 1024;
+/// An inbound connection's read buffer: it starts at the smallest size,
+/// doubles after a read that filled it, up to the largest, and halves again
+/// after `read_buffer_shrink_after` reads in a row that used less than a
+/// quarter of it. An idle peer costs little memory; a busy one gets few,
+/// large reads. Outbound connections only read handshake frames and keep
+/// the handshake-sized buffer.
+inline constexpr size_t min_read_buffer_size = 16 * 1024;
+inline constexpr size_t max_read_buffer_size = 256 * 1024;
+inline constexpr size_t read_buffer_shrink_after = 64;
 
 /// Unauthenticated inbound connections at most; more are closed at once.
 inline constexpr size_t max_pending_inbound = 64;
@@ -85,6 +92,19 @@ struct peer_state {
   std::array<frame_queue, 2> pending;
   /// A flush is posted to the io thread and has not run yet.
   bool flush_posted = false;
+  /// Somebody writes to the outbound connection: the io thread (an async
+  /// write) or a sending thread (a direct write). The writer owns
+  /// `inflight` and `batch`; it changes them only with the mutex held, so
+  /// others may read them under the mutex.
+  bool writing = false;
+  /// The outbound connection is established, plain TCP and free of
+  /// handshake writes: a sending thread that finds nothing queued and
+  /// nobody writing may write to `direct_fd` itself (saves the wake-up of
+  /// the io thread on an idle connection).
+  bool direct_ready = false;
+  /// Counts closed outbound connections; a direct write that started
+  /// before a close must not leave half a frame for the next connection.
+  uint64_t generation = 0;
   peer_counters counters;
   /// The uid of the last handshake with this endpoint (0: none yet).
   uint64_t last_uid = 0;
@@ -97,12 +117,22 @@ struct peer_state {
   /// Frames held by an outbound delay fault, in order.
   std::deque<delayed_frame> delayed;
 
-  // -- io thread only ---------------------------------------------------------
+  // -- owned by the writer (see `writing`) -----------------------------------
   /// Frames taken from `pending`, written from here.
   std::array<frame_queue, 2> inflight;
-  /// Frames of each lane in the write in progress.
+  /// Frames and bytes of each lane in the async write in progress.
   std::array<size_t, 2> batch{0, 0};
-  bool writing = false;
+  std::array<size_t, 2> batch_bytes{0, 0};
+
+  // -- guarded by fd_mtx ------------------------------------------------------
+  /// Held during a direct write and while the io thread closes the
+  /// outbound socket: a direct write never reaches a closed (or reused)
+  /// descriptor. Never taken before `impl::mtx`.
+  std::mutex fd_mtx;
+  /// The outbound socket's descriptor for direct writes (-1: none).
+  int direct_fd = -1;
+
+  // -- io thread only ---------------------------------------------------------
   /// The outbound connection (connecting or established).
   std::shared_ptr<tcp_connection> conn;
   peer_backoff backoff;
@@ -152,6 +182,8 @@ public:
                  size_t bytes);
   /// The connection finished writing its handshake messages.
   void on_writable(tcp_connection& conn);
+  /// The connection is about to close its socket.
+  void on_closing(tcp_connection& conn);
   /// The connection is closed (exactly once per connection).
   void on_closed(const std::shared_ptr<tcp_connection>& conn,
                  const std::string& reason, close_kind kind);
@@ -185,12 +217,15 @@ private:
   bool draw_drop_locked(const link_fault& f);
   void enqueue_locked(peer_state& p, lane ln, uint64_t uid,
                       std::span<const std::byte> payload);
+  void write_direct(std::unique_lock<std::mutex>& guard,
+                    const std::shared_ptr<peer_state>& p);
+  void drop_partial_locked(peer_state& p);
 
   void accept();
   void flush(const std::shared_ptr<peer_state>& p);
   void write_batch(const std::shared_ptr<peer_state>& p);
   void on_written(const std::shared_ptr<peer_state>& p,
-                  const boost::system::error_code& ec, size_t bytes);
+                  const boost::system::error_code& ec);
   void maybe_connect(const std::shared_ptr<peer_state>& p);
   void connect(const std::shared_ptr<peer_state>& p);
   void arm_delay_timer(const std::shared_ptr<peer_state>& p);
@@ -264,6 +299,11 @@ public:
     return established_ && !closed_ && !hs_writing_;
   }
 
+  /// The socket's descriptor when it carries plain TCP (no TLS), else -1.
+  int plain_fd() {
+    return tls_ ? -1 : plain_->native_handle();
+  }
+
   direction dir() const noexcept {
     return dir_;
   }
@@ -292,6 +332,7 @@ private:
   void begin_handshake();
   void read();
   void on_read(const boost::system::error_code& ec, size_t n);
+  void resize_read_buffer(size_t last_read);
   bool on_handshake_frame(const frame_view& f);
   void send_handshake(const std::vector<std::byte>& payload);
   void flush_handshake();
@@ -310,6 +351,8 @@ private:
   std::optional<handshake> handshake_;
   frame_decoder decoder_{handshake_max_frame_size};
   std::vector<std::byte> read_buf_;
+  // Reads in a row that used less than a quarter of `read_buf_`.
+  size_t small_reads_ = 0;
   std::vector<received_frame> batch_;
   std::vector<std::byte> hs_out_;     // handshake frames being written
   std::vector<std::byte> hs_pending_; // queued behind them
