@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -27,6 +28,12 @@ class recording_listener : public cluster::transport_listener {
 public:
   void on_frame(const cluster::unique_address& from, cluster::lane lane,
                 std::span<const std::byte> payload) override {
+    {
+      // Held: the transport's io thread waits here, so the node stops
+      // reading its sockets and the sender's writes come up short.
+      std::unique_lock gate{gate_mtx_};
+      gate_cv_.wait(gate, [this] { return !held_; });
+    }
     std::lock_guard guard{mtx_};
     frames_.push_back(
       {from, lane,
@@ -53,6 +60,20 @@ public:
                   cluster::drop_reason reason, uint64_t count) override {
     std::lock_guard guard{mtx_};
     dropped_[static_cast<size_t>(reason)] += count;
+  }
+
+  /// Makes the next frame's callback wait until `release()`.
+  void hold() {
+    std::lock_guard gate{gate_mtx_};
+    held_ = true;
+  }
+
+  void release() {
+    {
+      std::lock_guard gate{gate_mtx_};
+      held_ = false;
+    }
+    gate_cv_.notify_all();
   }
 
   std::vector<recorded_frame> frames() const {
@@ -108,6 +129,9 @@ private:
   }
 
   mutable std::mutex mtx_;
+  std::mutex gate_mtx_;
+  std::condition_variable gate_cv_;
+  bool held_ = false;
   std::vector<recorded_frame> frames_;
   std::vector<std::string> events_;
   std::array<uint64_t, cluster::drop_reason_count> dropped_{};

@@ -54,43 +54,51 @@ TEST_CASE("tcp: 2 to 5 nodes exchange frames, FIFO per sender and lane") {
 TEST_CASE("tcp: sends from several threads, idle and in bursts, arrive "
           "whole and in order per thread") {
   // An idle connection is written by the sending thread itself; a send
-  // finding a busy connection queues for the io thread. Frames larger than
-  // the socket buffer make the direct write short, so the io thread must
-  // continue in the middle of a frame.
+  // finding a busy connection queues for the io thread. While the receiver
+  // stops reading, a large frame fills the socket buffers, the direct write
+  // comes up short, and the io thread must go on in the middle of a frame.
   tcp_node a{loopback()};
   tcp_node b{loopback()};
   const int threads = 4;
-  const int per_thread = 120;
   auto payload = [](int t, int k) {
     auto head = "t" + std::to_string(t) + "-" + std::to_string(k) + "-";
-    size_t size = k % 40 == 7 ? 600 * 1024 : 16 + static_cast<size_t>(k % 5);
+    size_t size = k % 40 == 0 ? 600 * 1024 : 16 + static_cast<size_t>(k % 5);
     return head + std::string(size, static_cast<char>('a' + (t + k) % 26));
   };
-  std::vector<std::thread> senders;
-  for (int t = 0; t < threads; ++t)
-    senders.emplace_back([&, t] {
-      for (int k = 0; k < per_thread; ++k) {
-        auto p = payload(t, k);
-        CHECK(a.transport->send(b.addr(), lane::ordinary, bytes_of(p)).message
-              == "");
-        if (k % 3 == 0) // let the connection go idle now and then
-          std::this_thread::sleep_for(std::chrono::microseconds{300});
-      }
-    });
-  for (auto& s : senders)
-    s.join();
-  auto total = static_cast<size_t>(threads * per_thread);
+  std::vector<int> sent(threads, 0);
+  auto round = [&](int count, bool pauses) {
+    std::vector<std::thread> senders;
+    for (int t = 0; t < threads; ++t)
+      senders.emplace_back([&, t] {
+        for (int i = 0; i < count; ++i) {
+          auto p = payload(t, sent[static_cast<size_t>(t)]++);
+          CHECK(a.transport->send(b.addr(), lane::ordinary, bytes_of(p)).message
+                == "");
+          if (pauses && i % 3 == 0) // let the connection go idle
+            std::this_thread::sleep_for(std::chrono::microseconds{300});
+        }
+      });
+    for (auto& s : senders)
+      s.join();
+  };
+  b.events->hold();
+  a.send(b.addr(), lane::ordinary, "warm-up");
+  round(20, false); // b reads nothing: large frames stop short
+  b.events->release();
+  round(100, true);
+  auto total = static_cast<size_t>(threads * 120 + 1);
   REQUIRE(eventually([&] { return b.events->frame_count() == total; }));
   auto got = b.events->payloads(a.ep(), lane::ordinary);
   REQUIRE(got.size() == total);
+  CHECK(got.front() == "warm-up");
   std::vector<int> next(threads, 0);
-  for (auto& p : got) {
-    auto t = p[1] - '0';
+  for (size_t i = 1; i < got.size(); ++i) {
+    auto t = got[i][1] - '0';
     REQUIRE((t >= 0 && t < threads));
-    CHECK(p == payload(t, next[static_cast<size_t>(t)]));
+    CHECK(got[i] == payload(t, next[static_cast<size_t>(t)]));
     ++next[static_cast<size_t>(t)];
   }
-  CHECK(next == std::vector<int>(threads, per_thread));
+  CHECK(next == std::vector<int>(threads, 120));
   CHECK(a.total().dropped() == 0);
   CHECK(a.counters_of(b.ep()).messages_out == total);
   CHECK(b.counters_of(a.ep()).messages_in == total);
