@@ -81,8 +81,9 @@ TEST_CASE("tcp: sends from several threads, idle and in bursts, arrive "
     for (auto& s : senders)
       s.join();
   };
-  b.events->hold();
   a.send(b.addr(), lane::ordinary, "warm-up");
+  REQUIRE(eventually([&] { return b.events->frame_count() == 1; }));
+  b.events->hold();
   round(20, false); // b reads nothing: large frames stop short
   b.events->release();
   round(100, true);
