@@ -16,7 +16,8 @@
 // Each set runs twice: with CAF's default scheduler and with
 // work-stealing.moderate-sleep-duration=0us ("tuned"); DESIGN.md §10 says
 // the tuned round trip is the one compared with the target. Targets
-// (issue 4): troupe_actor one-way throughput >= 5x caf_basp; troupe_actor
+// (issue 4), for (a) "troupe's transport" = raw_transport and, like for
+// like with BASP, troupe_actor: one-way throughput >= 5x caf_basp;
 // round-trip p50 <= 2x raw_tcp (tuned).
 // Also: memory per idle peer connection of the transport (RSS growth of a
 // node that 64 peers connected to, and that connected back to them).
@@ -518,22 +519,29 @@ void register_all() {
   }
 }
 
+// The issue names "(a) troupe's transport": that is raw_transport (frames
+// through tcp_transport). troupe_actor (the same traffic as serialized
+// actor messages through remoting) is the like-for-like comparison with
+// BASP, which also serializes and delivers to actors; both are printed.
 void print_targets(const ratio_reporter& r) {
   std::printf("\ntargets (issue 4):\n");
   for (auto mode : {"default", "tuned"}) {
     auto m = std::string{"/"} + mode;
-    auto troupe = r.time_ns(full_name("one_way/troupe_actor" + m));
     auto basp = r.time_ns(full_name("one_way/caf_basp" + m));
-    if (troupe && basp)
-      std::printf("  %-8s one-way throughput troupe_actor / caf_basp = %.2fx "
-                  "(target >= 5x)\n",
-                  mode, *basp / *troupe);
-    auto rtt = r.time_ns(full_name("round_trip/troupe_actor" + m));
     auto raw = r.time_ns(full_name("round_trip/raw_tcp" + m));
-    if (rtt && raw)
-      std::printf("  %-8s round-trip p50 troupe_actor / raw_tcp = %.2fx "
-                  "(target <= 2x; the tuned figure counts)\n",
-                  mode, *rtt / *raw);
+    for (auto subject : {"raw_transport", "troupe_actor"}) {
+      auto x = std::string{subject};
+      auto one_way = r.time_ns(full_name("one_way/" + x + m));
+      if (one_way && basp)
+        std::printf("  %-8s one-way throughput %-13s / caf_basp = %5.2fx "
+                    "(target >= 5x)\n",
+                    mode, subject, *basp / *one_way);
+      auto rtt = r.time_ns(full_name("round_trip/" + x + m));
+      if (rtt && raw)
+        std::printf("  %-8s round-trip p50    %-13s / raw_tcp  = %5.2fx "
+                    "(target <= 2x; the tuned figure counts)\n",
+                    mode, subject, *rtt / *raw);
+    }
   }
 }
 
@@ -562,6 +570,7 @@ int main(int argc, char** argv) {
   };
   for (std::string m : {"/default", "/tuned"}) {
     pair("one_way/troupe_actor" + m, "one_way/caf_basp" + m);
+    pair("one_way/raw_transport" + m, "one_way/caf_basp" + m);
     pair("one_way/raw_transport" + m, "one_way/raw_tcp" + m);
     pair("one_way/troupe_actor" + m, "one_way/raw_transport" + m);
     pair("round_trip/troupe_actor" + m, "round_trip/raw_tcp" + m);
