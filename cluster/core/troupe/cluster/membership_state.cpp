@@ -59,13 +59,13 @@ bool membership_state::convergence(
 
 std::optional<unique_address>
 membership_state::leader_of(const std::vector<member>& candidates) const {
-  const auto& table = latest_.reachability();
+  auto unreachable = latest_.reachability().all_unreachable_or_terminated();
   const member* best = nullptr;
   const member* fallback = nullptr;
   for (const auto& m : candidates) {
     if (m.status == member_status::down)
       continue;
-    if (m.address != self_ && !table.is_reachable(m.address))
+    if (m.address != self_ && unreachable.count(m.address) > 0)
       continue;
     if (is_up_or_leaving(m.status)) {
       if (best == nullptr || m.address < best->address)
