@@ -1,0 +1,11 @@
+# Membership cores (Akka Cluster's model): member, vector_clock,
+# reachability, gossip, membership_state and the cluster events. Pure, in
+# troupe_cluster_core. Included at the end of cluster/CMakeLists.txt (it
+# extends the targets defined there).
+target_sources(troupe_cluster_core PRIVATE
+  ${dir}/core/troupe/cluster/cluster_events.cpp
+  ${dir}/core/troupe/cluster/gossip.cpp
+  ${dir}/core/troupe/cluster/member.cpp
+  ${dir}/core/troupe/cluster/membership_state.cpp
+  ${dir}/core/troupe/cluster/reachability.cpp
+  ${dir}/core/troupe/cluster/vector_clock.cpp)

@@ -1,0 +1,14 @@
+# ---- Membership cores (member, vector_clock, reachability, gossip,
+# membership_state, events): table tests and seeded property tests. ------
+troupe_test(NAME membership_unit_tests LABEL unit
+  SOURCES
+    cluster_events_test.cpp
+    gossip_generator.cpp
+    gossip_merge_laws_test.cpp
+    gossip_test.cpp
+    leader_actions_test.cpp
+    member_test.cpp
+    membership_state_test.cpp
+    reachability_test.cpp
+    vector_clock_test.cpp
+  LINK troupe_cluster_core)
