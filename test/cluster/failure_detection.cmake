@@ -1,0 +1,5 @@
+# ---- Failure detection, heartbeats, join protocol, membership settings ------
+troupe_test(NAME failure_detection_unit_tests LABEL unit
+  SOURCES
+    phi_accrual_detector_test.cpp
+  LINK troupe_cluster_core)
