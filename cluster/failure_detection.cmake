@@ -6,4 +6,6 @@ target_sources(troupe_cluster_core PRIVATE
   ${dir}/core/troupe/cluster/failure_detector_registry.cpp
   ${dir}/core/troupe/cluster/heartbeat_ring.cpp
   ${dir}/core/troupe/cluster/heartbeat_sender_state.cpp
+  ${dir}/core/troupe/cluster/join_config_checker.cpp
+  ${dir}/core/troupe/cluster/join_protocol.cpp
   ${dir}/core/troupe/cluster/phi_accrual_detector.cpp)
