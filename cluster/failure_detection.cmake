@@ -8,4 +8,5 @@ target_sources(troupe_cluster_core PRIVATE
   ${dir}/core/troupe/cluster/heartbeat_sender_state.cpp
   ${dir}/core/troupe/cluster/join_config_checker.cpp
   ${dir}/core/troupe/cluster/join_protocol.cpp
+  ${dir}/core/troupe/cluster/membership_settings.cpp
   ${dir}/core/troupe/cluster/phi_accrual_detector.cpp)
