@@ -120,6 +120,12 @@ join_process make_process(const std::string& seeds, join_settings settings) {
   return join_process{self, our_checker(), settings};
 }
 
+// What the process says when seed b (cluster.name "prod") refused.
+const std::string b_refuses
+  = "give_up incompatible_configuration: this node's configuration is "
+    "incompatible with the cluster. Seed node b:2552: cluster.name is "
+    "\"prod\" on the seed node but \"demo\" on this node.";
+
 } // namespace
 
 // This node is always "a"; the seeds column lists the seed nodes in order
@@ -184,12 +190,9 @@ TEST_CASE("join_process: the seed node join paths") {
           steps{{0, "start", "init_join b,c"},
                 {10, "ack! b", ""},
                 {20, "ack? c",
-                 "give_up incompatible_configuration: this node's "
-                 "configuration is incompatible with the cluster. Seed node "
-                 "b:2552: cluster.name is \"prod\" on the seed node but "
-                 "\"demo\" on this node. Seed node c:2552: "
-                 "sharding.number_of_shards is missing on the seed node (on "
-                 "this node \"100\")."},
+                 b_refuses
+                   + " Seed node c:2552: sharding.number_of_shards is "
+                     "missing on the seed node (on this node \"100\")."},
                 {5000, "tick", ""},
                 {5010, "ack b", ""}}},
       row{"incompatible and silent seeds: give up at the end of the round",
@@ -197,11 +200,7 @@ TEST_CASE("join_process: the seed node join paths") {
           steps{{0, "start", "init_join b,c"},
                 {10, "ack! b", ""},
                 {4999, "tick", ""},
-                {5000, "tick",
-                 "give_up incompatible_configuration: this node's "
-                 "configuration is incompatible with the cluster. Seed node "
-                 "b:2552: cluster.name is \"prod\" on the seed node but "
-                 "\"demo\" on this node."}}},
+                {5000, "tick", b_refuses}}},
       row{"incompatible, then a compatible seed: join it", "bc",
           steps{{0, "start", "init_join b,c"},
                 {10, "ack! b", ""},
@@ -209,21 +208,13 @@ TEST_CASE("join_process: the seed node join paths") {
       row{"incompatible and nack: all answered, give up", "bc",
           steps{{0, "start", "init_join b,c"},
                 {10, "nack c", ""},
-                {20, "ack! b",
-                 "give_up incompatible_configuration: this node's "
-                 "configuration is incompatible with the cluster. Seed node "
-                 "b:2552: cluster.name is \"prod\" on the seed node but "
-                 "\"demo\" on this node."}}},
+                {20, "ack! b", b_refuses}}},
       row{"first seed never founds a cluster after an incompatible answer",
           "abc",
           steps{{0, "start", "init_join b,c"},
                 {10, "ack! b", ""},
                 {1000, "tick", "init_join c"},
-                {5000, "tick",
-                 "give_up incompatible_configuration: this node's "
-                 "configuration is incompatible with the cluster. Seed node "
-                 "b:2552: cluster.name is \"prod\" on the seed node but "
-                 "\"demo\" on this node."}}},
+                {5000, "tick", b_refuses}}},
       row{"answers from non-seeds and unexpected welcomes are ignored", "bc",
           steps{{0, "start", "init_join b,c"},
                 {10, "ack x", ""},

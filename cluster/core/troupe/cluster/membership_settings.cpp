@@ -28,9 +28,11 @@ std::optional<timespan> unless_off(timespan d) {
 
 // --- keys --------------------------------------------------------------------
 
+// Integers count at least 1; durations are at least 1ms and, with
+// `off_allowed`, may be "off" (read as a zero duration).
 void add_key(runtime::config_schema& schema, std::string_view name,
              config_type type, std::string_view default_value,
-             std::string_view description) {
+             std::string_view description, bool off_allowed = false) {
   auto key
     = make_config_key(std::string{name}, type, std::string{default_value},
                       std::string{description});
@@ -38,17 +40,7 @@ void add_key(runtime::config_schema& schema, std::string_view name,
     key.min_integer = 1;
   if (type == config_type::duration)
     key.min_duration = std::chrono::milliseconds{1};
-  schema.add(std::move(key));
-}
-
-void add_off_duration(runtime::config_schema& schema, std::string_view name,
-                      std::string_view default_value,
-                      std::string_view description) {
-  auto key
-    = make_config_key(std::string{name}, config_type::duration,
-                      std::string{default_value}, std::string{description});
-  key.min_duration = std::chrono::milliseconds{1};
-  key.off_allowed = true;
+  key.off_allowed = off_allowed;
   schema.add(std::move(key));
 }
 
@@ -254,16 +246,21 @@ void declare_membership_config(runtime::config_schema& schema) {
   add_key(schema, "cluster.seed_node_timeout", config_type::duration, "5s",
           "How long the first seed waits for another seed before founding "
           "the cluster; the interval of other nodes' join rounds.");
-  add_off_duration(schema, "cluster.retry_unsuccessful_join_after", "10s",
-                   "Start the join over when no welcome came this long after "
-                   "the join request (off: wait forever).");
-  add_off_duration(schema,
-                   "cluster.shutdown_after_unsuccessful_join_seed_nodes", "off",
-                   "Give up and shut down when not joined within this time "
-                   "(off: retry forever).");
-  add_off_duration(schema, "cluster.allow_weakly_up_members", "7s",
-                   "Joining members become weakly up after this long without "
-                   "convergence (off: only up at convergence).");
+  add_key(schema, "cluster.retry_unsuccessful_join_after",
+          config_type::duration, "10s",
+          "Start the join over when no welcome came this long after "
+          "the join request (off: wait forever).",
+          true);
+  add_key(schema, "cluster.shutdown_after_unsuccessful_join_seed_nodes",
+          config_type::duration, "off",
+          "Give up and shut down when not joined within this time (off: "
+          "retry forever).",
+          true);
+  add_key(schema, "cluster.allow_weakly_up_members", config_type::duration,
+          "7s",
+          "Joining members become weakly up after this long without "
+          "convergence (off: only up at convergence).",
+          true);
   add_key(schema, "cluster.prune_gossip_tombstones_after",
           config_type::duration, "24h",
           "How long removed members are remembered in the gossip.");
