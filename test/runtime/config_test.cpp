@@ -888,3 +888,44 @@ TEST_CASE("secrets: an unset secret renders as (not set), a set one never "
   REQUIRE_FALSE(cfg.set("db.token", "s3cret", {"test"}));
   CHECK(cfg.render("db.token") == "<redacted>");
 }
+
+TEST_CASE("config: a duration key with off_allowed takes off as zero") {
+  config_schema schema;
+  schema.add({.name = "app.grace",
+              .type = config_type::duration,
+              .default_value = "off",
+              .description = "Grace period or off.",
+              .min_duration = 1ms,
+              .off_allowed = true});
+  schema.add({.name = "app.delay",
+              .type = config_type::duration,
+              .default_value = "7s",
+              .description = "Delay or off.",
+              .min_duration = 1ms,
+              .off_allowed = true});
+  config cfg{schema};
+  CHECK(cfg.get<timespan>("app.grace") == 0s);
+  CHECK(cfg.render("app.grace") == "off");
+  CHECK(cfg.render("app.delay") == "7s");
+  config_origin origin{"set by code"};
+  REQUIRE_FALSE(cfg.set("app.delay", "off", origin));
+  CHECK(cfg.get<timespan>("app.delay") == 0s);
+  CHECK(cfg.render("app.delay") == "off");
+  REQUIRE_FALSE(cfg.set("app.grace", "250ms", origin));
+  CHECK(cfg.get<timespan>("app.grace") == 250ms);
+  // A file may also write the TOML boolean false; true means nothing.
+  REQUIRE_FALSE(cfg.set("app.grace", raw_config_value{false}, origin));
+  CHECK(cfg.render("app.grace") == "off");
+  auto err = cfg.set("app.grace", raw_config_value{true}, origin);
+  CHECK(err.message
+        == "bad value true for app.grace (from set by code): expected a "
+           "string with a unit, e.g. \"20s\", or \"off\", got a boolean");
+  // "0s" is not a second spelling of off: the lower bound applies.
+  err = cfg.set("app.grace", "0s", origin);
+  CHECK(err.message
+        == "bad value \"0s\" for app.grace (from set by code): must be at "
+           "least 1ms");
+  CHECK_THAT(render_markdown(schema),
+             Catch::Contains("| `app.grace` | duration or off (at least 1ms) "
+                             "| `off` |"));
+}

@@ -5,6 +5,7 @@
 
 #include "troupe/cluster/errc.hpp"
 #include "troupe/cluster/inbound_actor.hpp"
+#include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/remote_down.hpp"
 #include "troupe/cluster/remote_ref.hpp"
 #include "troupe/cluster/remoting_actor.hpp"
@@ -28,6 +29,7 @@ void add_cluster_types(caf::actor_system_config& cfg) {
 
 void declare_cluster_config(runtime::config_schema& schema) {
   declare_transport_config(schema);
+  declare_membership_config(schema);
   schema.add(runtime::make_config_key(
     "cluster.remoting.down_flush_timeout", runtime::config_type::duration, "3s",
     "How long a remote watch's down notification that came on the control "

@@ -17,7 +17,9 @@ void add_cluster_types(caf::actor_system_config& cfg);
 
 /// Declares the cluster module's configuration keys: the transport's
 /// (`cluster.*`, `cluster.tls.*`, `cluster.transport.*`, see
-/// transport_config.hpp) and remoting's (`cluster.remoting.*`).
+/// transport_config.hpp), membership's (`cluster.*`,
+/// `cluster.failure_detector.*`, see membership_settings.hpp) and
+/// remoting's (`cluster.remoting.*`).
 void declare_cluster_config(runtime::config_schema& schema);
 
 /// The cluster module descriptor for `runtime::node::start`.

@@ -242,6 +242,8 @@ expected<config_value> value_of_text(const config_key& key,
     case config_type::real:
       return checked(key, real_of(text));
     case config_type::duration:
+      if (key.off_allowed && text == "off")
+        return config_value{timespan{0}};
       return checked(key, duration_of(text));
     case config_type::string_list:
       return checked(key, list_of(text));
@@ -276,8 +278,10 @@ std::string_view kind_of(const raw_config_value& x) {
   return kinds[x.index()];
 }
 
-std::string_view expected_kind(config_type type) {
-  switch (type) {
+std::string_view expected_kind(const config_key& key) {
+  if (key.type == config_type::duration && key.off_allowed)
+    return "a string with a unit, e.g. \"20s\", or \"off\"";
+  switch (key.type) {
     case config_type::integer:
       return "an integer";
     case config_type::boolean:
@@ -308,6 +312,9 @@ expected<config_value> value_of_raw(const config_key& key,
   }
   if (auto* b = std::get_if<bool>(&raw); b && key.type == config_type::boolean)
     return config_value{*b};
+  if (auto* b = std::get_if<bool>(&raw);
+      b && !*b && key.type == config_type::duration && key.off_allowed)
+    return config_value{timespan{0}};
   if (auto* d = std::get_if<double>(&raw); d && key.type == config_type::real)
     return checked(key, std::isfinite(*d)
                           ? expected<double>{*d}
@@ -320,7 +327,7 @@ expected<config_value> value_of_raw(const config_key& key,
     return config_value{*xs};
   }
   return reason(
-    fmt::format("expected {}, got {}", expected_kind(key.type), kind_of(raw)));
+    fmt::format("expected {}, got {}", expected_kind(key), kind_of(raw)));
 }
 
 // Optimal string alignment distance (Levenshtein plus neighbour swaps).
@@ -446,13 +453,15 @@ const config_origin& config::origin(std::string_view key) const {
 std::string config::render(std::string_view key) const {
   auto i = values_.find(key);
   TROUPE_ASSERT(i != values_.end());
+  auto* decl = schema_->find(key);
+  bool off_allowed = decl != nullptr && decl->off_allowed;
   return std::visit(
-    [](const auto& v) -> std::string {
+    [off_allowed](const auto& v) -> std::string {
       using T = std::decay_t<decltype(v)>;
       if constexpr (std::is_same_v<T, std::string>)
         return v;
       else if constexpr (std::is_same_v<T, timespan>)
-        return render_duration(v);
+        return off_allowed && v == timespan{0} ? "off" : render_duration(v);
       else if constexpr (std::is_same_v<T, std::vector<std::string>>)
         return fmt::format("{}", fmt::join(v, ","));
       else if constexpr (std::is_same_v<T, secret>)
@@ -524,6 +533,8 @@ namespace {
 
 std::string type_column(const config_key& key) {
   std::string result{to_string(key.type)};
+  if (key.off_allowed)
+    result += " or off";
   if (key.min_integer && key.max_integer)
     result += fmt::format(" ({} to {})", *key.min_integer, *key.max_integer);
   else if (key.min_integer)

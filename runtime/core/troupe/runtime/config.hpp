@@ -63,6 +63,11 @@ struct config_key {
   std::optional<timespan> min_duration;
   /// For string keys: the allowed values (empty = any string).
   std::vector<std::string> allowed;
+  /// For duration keys: the text "off" (or `false` in a file) is accepted
+  /// and stored as a zero duration, which the key's owner reads as
+  /// "disabled" (Akka's `off`). Such a key renders a zero as "off"; set
+  /// `min_duration` so that "0s" is not a second way to write it.
+  bool off_allowed = false;
 };
 
 /// A key with the four fields every declaration sets; constraints
