@@ -9,3 +9,4 @@ target_sources(troupe_cluster_core PRIVATE
   ${dir}/core/troupe/cluster/membership_state.cpp
   ${dir}/core/troupe/cluster/reachability.cpp
   ${dir}/core/troupe/cluster/vector_clock.cpp)
+target_sources(troupe_cluster_core PRIVATE ${dir}/core/troupe/cluster/membership_engine.cpp)

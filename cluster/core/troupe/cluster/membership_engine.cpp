@@ -1,0 +1,588 @@
+#include "troupe/cluster/membership_engine.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace troupe::cluster {
+
+namespace {
+
+template <class... Fs>
+struct overload : Fs... {
+  using Fs::operator()...;
+};
+
+template <class... Fs>
+overload(Fs...) -> overload<Fs...>;
+
+bool is_heartbeat_target(member_status s) {
+  // Akka's heartbeat sender watches members once they are weakly up or up
+  // (joining ones only later), until they are removed.
+  return s != member_status::joining && s != member_status::removed;
+}
+
+std::set<unique_address> heartbeat_nodes(const gossip& g) {
+  std::set<unique_address> out;
+  for (auto& m : g.members())
+    if (is_heartbeat_target(m.status))
+      out.insert(m.address);
+  return out;
+}
+
+std::set<unique_address> unreachable_nodes(const gossip& g) {
+  std::set<unique_address> out;
+  for (auto& m : g.members())
+    if (!g.reachability().is_reachable(m.address))
+      out.insert(m.address);
+  return out;
+}
+
+bool is_leaving_or_beyond(member_status s) {
+  return s == member_status::leaving || s == member_status::exiting
+         || s == member_status::down || s == member_status::removed;
+}
+
+} // namespace
+
+const char* message_name(const membership_message& m) noexcept {
+  static constexpr const char* names[] = {
+    "init_join",   "init_join_ack",   "init_join_nack",
+    "join",        "welcome_gossip",  "gossip_envelope",
+    "gossip_status", "heartbeat",     "heartbeat_response"};
+  return names[m.index()];
+}
+
+membership_engine::membership_engine(unique_address self,
+                                     std::set<std::string> roles,
+                                     membership_settings settings,
+                                     join_config config,
+                                     join_config_checker checker,
+                                     uint64_t seed, planted_bug bug)
+  : settings_(std::move(settings)), roles_(std::move(roles)),
+    config_(std::move(config)), checker_(std::move(checker)),
+    state_(gossip{}, self),
+    join_(joining_node{self, roles_, std::string{}, config_}, checker_,
+          settings_.join()),
+    heartbeat_(self, settings_.failure_detector.monitored_by_nr_of_members,
+               settings_.failure_detector.phi_accrual()),
+    rng_(seed), bug_(bug) {}
+
+std::optional<member> membership_engine::self_member() const {
+  if (auto* m = state_.self_member())
+    return *m;
+  return std::nullopt;
+}
+
+// -- commands -------------------------------------------------------------------
+
+membership_effects membership_engine::start(clock_reading t) {
+  effects out;
+  if (terminated_ || started_)
+    return out;
+  started_ = true;
+  if (!settings_.seed_nodes.empty())
+    apply_join_effects(join_.start(t.now), t, out);
+  return out;
+}
+
+membership_effects membership_engine::join(std::vector<endpoint> seeds,
+                                           clock_reading t) {
+  effects out;
+  if (terminated_ || joined_)
+    return out;
+  started_ = true;
+  apply_join_effects(join_.join_seed_nodes(std::move(seeds), t.now), t, out);
+  return out;
+}
+
+membership_effects membership_engine::leave(const unique_address& node,
+                                            clock_reading t) {
+  effects out;
+  if (terminated_ || !joined_)
+    return out;
+  auto* m = state_.latest_gossip().find(node);
+  if (m == nullptr || is_leaving_or_beyond(m->status))
+    return out;
+  auto leaving = m->with_status(member_status::leaving);
+  if (!leaving)
+    return out;
+  auto next = state_.latest_gossip();
+  next.update(std::span{&*leaving, 1});
+  out.info.push_back(fmt::format("marked {} as leaving", to_string(node)));
+  update_latest(std::move(next), t, out);
+  return out;
+}
+
+membership_effects membership_engine::down(const unique_address& node,
+                                           clock_reading t) {
+  effects out;
+  if (terminated_ || !joined_)
+    return out;
+  auto next = state_.latest_gossip();
+  if (!next.mark_as_down(node))
+    return out;
+  out.info.push_back(fmt::format("marked {} as down", to_string(node)));
+  update_latest(std::move(next), t, out);
+  return out;
+}
+
+// -- messages -------------------------------------------------------------------
+
+membership_effects membership_engine::receive(const unique_address& from,
+                                              const membership_message& m,
+                                              clock_reading t) {
+  effects out;
+  if (terminated_)
+    return out;
+  std::visit(
+    overload{
+      [&](const init_join& x) {
+        auto* me = state_.self_member();
+        bool accepting = joined_ && me != nullptr
+                         && (me->status == member_status::up
+                             || me->status == member_status::weakly_up);
+        std::visit(
+          [&](auto&& answer) {
+            out.send.push_back({x.from, membership_message{answer}});
+          },
+          answer_init_join(x, self(), accepting, checker_, config_));
+      },
+      [&](const init_join_ack& x) {
+        if (!joined_)
+          apply_join_effects(join_.on_init_join_ack(x, t.now), t, out);
+      },
+      [&](const init_join_nack& x) {
+        if (!joined_)
+          apply_join_effects(join_.on_init_join_nack(x, t.now), t, out);
+      },
+      [&](const cluster::join& x) { on_join(x, t, out); },
+      [&](const welcome_gossip& x) { on_welcome(x, t, out); },
+      [&](const gossip_envelope& x) { on_gossip(x, t, out); },
+      [&](const gossip_status& x) { on_status(x, out); },
+      [&](const heartbeat& x) {
+        // Answered whether or not the sender is known: it may know this
+        // node from a newer gossip.
+        if (joined_)
+          out.send.push_back(
+            {x.from, membership_message{respond_to(x, self())}});
+      },
+      [&](const heartbeat_response& x) {
+        if (joined_)
+          heartbeat_.heartbeat_response(x, t.now);
+      },
+    },
+    m);
+  (void) from;
+  return out;
+}
+
+void membership_engine::apply_join_effects(std::vector<join_effect> xs,
+                                           clock_reading t, effects& out) {
+  for (auto& x : xs)
+    std::visit(
+      overload{
+        [&](send_init_join& s) {
+          for (auto& ep : s.to)
+            out.send.push_back(
+              {unique_address{ep.host, ep.port, 0}, membership_message{s.message}});
+        },
+        [&](send_join& s) {
+          out.info.push_back(fmt::format("joining the cluster through {}",
+                                         to_string(s.to)));
+          out.send.push_back({s.to, membership_message{s.message}});
+        },
+        [&](join_self&) { self_join(t, out); },
+        [&](joined&) {},
+        [&](give_up& g) {
+          terminate(fmt::format("gave up joining ({}): {}",
+                                to_string(g.reason), g.message),
+                    out);
+        },
+      },
+      x);
+}
+
+void membership_engine::self_join(clock_reading t, effects& out) {
+  if (joined_)
+    return;
+  joined_ = true;
+  out.info.push_back("no other seed node answered: this node starts a new "
+                     "cluster");
+  gossip first;
+  first.add(member::joining(self(), {roles_.begin(), roles_.end()}));
+  heartbeat_.init({self()}, {});
+  next_gossip_ = next_leader_actions_ = next_reaper_ = next_heartbeat_ = t.now;
+  update_latest(std::move(first), t, out);
+}
+
+void membership_engine::on_join(const cluster::join& m, clock_reading t,
+                                effects& out) {
+  if (!joined_)
+    return;
+  auto* me = state_.self_member();
+  if (me == nullptr || is_leaving_or_beyond(me->status))
+    return;
+  auto& g = state_.latest_gossip();
+  if (g.tombstones().count(m.node) > 0)
+    return; // a removed incarnation never comes back
+  for (auto& existing : g.members()) {
+    if (existing.address == m.node) {
+      // Already a member (a retried join): welcome it again.
+      out.send.push_back({m.node, membership_message{welcome_gossip{
+                                    self(), g}}});
+      return;
+    }
+    if (existing.address.host == m.node.host
+        && existing.address.port == m.node.port) {
+      // A new incarnation of an existing member: the old one is gone.
+      // Down it; the new one is let in once the old one is removed (its
+      // join is retried).
+      if (existing.status != member_status::down) {
+        out.info.push_back(fmt::format(
+          "{} is a new incarnation of {}: marking the old one as down",
+          to_string(m.node), to_string(existing.address)));
+        auto next = g;
+        next.mark_as_down(existing.address);
+        update_latest(std::move(next), t, out);
+      }
+      return;
+    }
+  }
+  auto next = g;
+  next.add(member::joining(m.node, {m.roles.begin(), m.roles.end()}));
+  out.info.push_back(fmt::format("{} is joining", to_string(m.node)));
+  update_latest(std::move(next), t, out);
+  out.send.push_back({m.node, membership_message{welcome_gossip{
+                                self(), state_.latest_gossip()}}});
+}
+
+void membership_engine::on_welcome(const welcome_gossip& m, clock_reading t,
+                                   effects& out) {
+  if (joined_ || !m.gossip.has_member(self()))
+    return;
+  if (join_.state() != join_state::awaiting_welcome
+      && join_.state() != join_state::joining_seed)
+    return;
+  joined_ = true;
+  apply_join_effects(join_.on_welcome(welcome{m.from}, t.now), t, out);
+  out.info.push_back(fmt::format("welcomed by {}", to_string(m.from)));
+  auto next = m.gossip;
+  next.seen(self());
+  heartbeat_.init(heartbeat_nodes(next), unreachable_nodes(next));
+  next_gossip_ = next_leader_actions_ = next_reaper_ = next_heartbeat_ = t.now;
+  publish(std::move(next), t, out);
+  if (m.from != self())
+    gossip_to(m.from, out);
+}
+
+void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
+                                  effects& out) {
+  if (!joined_ || m.to != self())
+    return;
+  auto& local = state_.latest_gossip();
+  auto& remote = m.gossip;
+  if (!remote.has_member(self())) {
+    if (remote.tombstones().count(self()) > 0)
+      terminate(fmt::format("removed from the cluster (learned from {})",
+                            to_string(m.from)),
+                out);
+    return; // gossip from a cluster this node is not part of
+  }
+  if (!local.has_member(m.from))
+    return; // Akka: ignore gossip from unknown nodes
+  if (auto* peer = local.find(m.from);
+      peer != nullptr && peer->status == member_status::down)
+    return; // a downed member's view no longer counts
+  gossip winner;
+  bool talkback = false;
+  switch (compare(remote.version(), local.version())) {
+    case clock_order::same: {
+      winner = local;
+      winner.merge_seen(remote);
+      break;
+    }
+    case clock_order::before: // local is newer
+      winner = local;
+      talkback = true;
+      break;
+    case clock_order::after: // remote is newer
+      winner = remote;
+      break;
+    case clock_order::concurrent:
+      winner = merge(remote, local);
+      talkback = true;
+      break;
+  }
+  winner.seen(self());
+  talkback = talkback || !winner.is_seen_by(m.from);
+  publish(std::move(winner), t, out);
+  if (!terminated_ && talkback)
+    send_envelope(m.from, out);
+}
+
+void membership_engine::on_status(const gossip_status& m, effects& out) {
+  if (!joined_ || !state_.latest_gossip().has_member(m.from))
+    return;
+  auto& local = state_.latest_gossip();
+  switch (compare(m.version, local.version())) {
+    case clock_order::same:
+      break;
+    case clock_order::after: // the sender is newer: ask for its gossip
+      out.send.push_back({m.from, membership_message{gossip_status{
+                                    self(), local.version(),
+                                    local.seen_by()}}});
+      break;
+    case clock_order::before:
+    case clock_order::concurrent:
+      send_envelope(m.from, out);
+      break;
+  }
+}
+
+// -- timers -----------------------------------------------------------------------
+
+membership_effects membership_engine::tick(clock_reading t) {
+  effects out;
+  if (terminated_)
+    return out;
+  if (!joined_) {
+    if (auto due = join_.next_tick(); due && *due <= t.now)
+      apply_join_effects(join_.tick(t.now), t, out);
+    return out;
+  }
+  if (t.now >= next_heartbeat_) {
+    heartbeat_tick(t, out);
+    next_heartbeat_ = t.now + settings_.failure_detector.heartbeat_interval;
+  }
+  // Leader actions decide on the view as it was before this tick (the
+  // reaper's changes are gossiped first).
+  if (t.now >= next_leader_actions_) {
+    leader_actions_tick(t, out);
+    next_leader_actions_ = t.now + settings_.leader_actions_interval;
+  }
+  if (!terminated_ && t.now >= next_reaper_) {
+    reaper_tick(t, out);
+    next_reaper_ = t.now + settings_.unreachable_nodes_reaper_interval;
+  }
+  if (!terminated_ && t.now >= next_gossip_) {
+    gossip_tick(out);
+    auto& g = state_.latest_gossip();
+    // Akka's gossip speed-up: while fewer than half of the members have
+    // seen the current version, gossip three times as often.
+    bool speedup = g.seen_by().size() * 2 < g.members().size();
+    next_gossip_ = t.now
+                   + (speedup ? settings_.gossip_interval / 3
+                              : settings_.gossip_interval);
+  }
+  return out;
+}
+
+std::optional<timestamp> membership_engine::next_tick() const {
+  if (terminated_)
+    return std::nullopt;
+  if (!joined_)
+    return join_.next_tick();
+  return std::min(
+    {next_gossip_, next_leader_actions_, next_reaper_, next_heartbeat_});
+}
+
+void membership_engine::heartbeat_tick(clock_reading t, effects& out) {
+  auto round = heartbeat_.tick(t.now);
+  for (auto& to : round.receivers)
+    out.send.push_back({to, membership_message{round.heartbeat}});
+}
+
+void membership_engine::reaper_tick(clock_reading t, effects& out) {
+  auto& g = state_.latest_gossip();
+  auto& fd = heartbeat_.failure_detector();
+  auto& reach = g.reachability();
+  std::vector<unique_address> now_unreachable;
+  std::vector<unique_address> now_reachable;
+  for (auto& m : g.members()) {
+    if (m.address == self())
+      continue;
+    bool self_sees_unreachable = !reach.is_reachable(self(), m.address);
+    bool available = fd.is_available(m.address, t.now);
+    if (!available && !self_sees_unreachable)
+      now_unreachable.push_back(m.address);
+    else if (available && self_sees_unreachable)
+      now_reachable.push_back(m.address);
+  }
+  if (now_unreachable.empty() && now_reachable.empty())
+    return;
+  auto next = g;
+  for (auto& x : now_unreachable) {
+    next.reachability().unreachable(self(), x);
+    out.info.push_back(fmt::format("marking {} as unreachable (phi {:.1f})",
+                                   to_string(x), fd.phi(x, t.now)));
+  }
+  for (auto& x : now_reachable) {
+    next.reachability().reachable(self(), x);
+    out.info.push_back(fmt::format("marking {} as reachable again",
+                                   to_string(x)));
+  }
+  update_latest(std::move(next), t, out);
+}
+
+void membership_engine::leader_actions_tick(clock_reading t, effects& out) {
+  leader_actions_settings las;
+  las.min_nr_of_members = settings_.min_nr_of_members;
+  las.prune_gossip_tombstones_after
+    = std::chrono::duration_cast<std::chrono::milliseconds>(
+      settings_.prune_gossip_tombstones_after);
+  auto r = leader_actions(state_, exiting_confirmed_, t.wall, las);
+  if (bug_ == planted_bug::lead_without_being_leader
+      && r.verdict == leader_actions_verdict::not_leader
+      && state_.leader()) {
+    // Planted: decide as if this node were the leader.
+    membership_state as_leader{state_.latest_gossip(), *state_.leader()};
+    r = leader_actions(as_leader, exiting_confirmed_, t.wall, las);
+  }
+  if (r.verdict == leader_actions_verdict::not_leader) {
+    unconverged_since_.reset();
+    return;
+  }
+  if (r.verdict == leader_actions_verdict::no_convergence) {
+    if (!unconverged_since_)
+      unconverged_since_ = t.now;
+    if (settings_.allow_weakly_up_members
+        && t.now - *unconverged_since_ >= *settings_.allow_weakly_up_members)
+      r = move_joining_to_weakly_up(state_, exiting_confirmed_, las);
+    if (r.verdict != leader_actions_verdict::changed)
+      return;
+  } else {
+    unconverged_since_.reset();
+  }
+  if (r.verdict != leader_actions_verdict::changed)
+    return;
+  std::vector<unique_address> removed;
+  out.leader_moves.insert(out.leader_moves.end(), r.actions.begin(),
+                          r.actions.end());
+  for (auto& a : r.actions) {
+    out.info.push_back(fmt::format("leader is moving {}", to_string(a)));
+    if (a.to == member_status::removed)
+      removed.push_back(a.address);
+  }
+  update_latest(std::move(r.next), t, out);
+  // The removed nodes no longer get gossip from anyone: tell them, so
+  // that they shut down now rather than by failure detection.
+  for (auto& node : removed)
+    if (node != self())
+      send_envelope(node, out);
+}
+
+void membership_engine::gossip_tick(effects& out) {
+  auto& g = state_.latest_gossip();
+  std::vector<unique_address> valid;
+  std::vector<unique_address> preferred;
+  for (auto& m : g.members()) {
+    if (m.address == self() || !state_.valid_node_for_gossip(m.address))
+      continue;
+    valid.push_back(m.address);
+    if (!g.is_seen_by(m.address))
+      preferred.push_back(m.address);
+  }
+  if (valid.empty())
+    return;
+  std::uniform_real_distribution<double> unit{0.0, 1.0};
+  bool prefer = !preferred.empty()
+                && unit(rng_) < different_view_probability();
+  auto& from = prefer ? preferred : valid;
+  std::uniform_int_distribution<size_t> pick{0, from.size() - 1};
+  gossip_to(from[pick(rng_)], out);
+}
+
+double membership_engine::different_view_probability() const {
+  // Akka's adjustedGossipDifferentViewProbability: from the configured
+  // value at `reduce` members down to a third of it at 3 * `reduce`.
+  auto size = static_cast<double>(state_.latest_gossip().members().size());
+  auto p = settings_.gossip_different_view_probability;
+  auto low = static_cast<double>(settings_.reduce_gossip_different_view_probability);
+  auto high = low * 3;
+  if (size <= low)
+    return p;
+  auto min_p = p / 3;
+  if (size >= high)
+    return min_p;
+  return p + (size - low) * (min_p - p) / (high - low);
+}
+
+void membership_engine::gossip_to(const unique_address& node, effects& out) {
+  auto& g = state_.latest_gossip();
+  if (g.is_seen_by(node))
+    out.send.push_back(
+      {node, membership_message{gossip_status{self(), g.version(),
+                                              g.seen_by()}}});
+  else
+    send_envelope(node, out);
+}
+
+void membership_engine::send_envelope(const unique_address& node,
+                                      effects& out) {
+  out.send.push_back({node, membership_message{gossip_envelope{
+                              self(), node, state_.latest_gossip()}}});
+}
+
+// -- state changes ----------------------------------------------------------------
+
+void membership_engine::update_latest(gossip next, clock_reading t,
+                                      effects& out) {
+  next.increment(self());
+  next.only_seen(self());
+  publish(std::move(next), t, out);
+}
+
+void membership_engine::publish(gossip next, clock_reading t, effects& out) {
+  if (bug_ == planted_bug::forget_tombstones)
+    next.prune_tombstones(wall_time::max());
+  if (bug_ == planted_bug::status_regression)
+    for (auto& m : next.members())
+      if (m.address != self() && m.status == member_status::up) {
+        auto back = m;
+        back.status = member_status::joining;
+        next.update(std::span{&back, 1});
+        break;
+      }
+  membership_state after{std::move(next), self()};
+  auto events = diff(state_, after);
+  auto before_members = heartbeat_nodes(state_.latest_gossip());
+  state_ = std::move(after);
+  auto& g = state_.latest_gossip();
+  for (auto& e : events) {
+    if (auto* r = std::get_if<member_removed>(&e)) {
+      out.removed.push_back(r->member.address);
+      heartbeat_.remove_member(r->member.address, t.now);
+    } else if (auto* u = std::get_if<unreachable_member>(&e)) {
+      heartbeat_.unreachable_member(u->member.address, t.now);
+    } else if (auto* rc = std::get_if<reachable_member>(&e)) {
+      heartbeat_.reachable_member(rc->member.address, t.now);
+    }
+  }
+  for (auto& node : heartbeat_nodes(g))
+    if (before_members.count(node) == 0 && node != self())
+      heartbeat_.add_member(node, t.now);
+  out.events.insert(out.events.end(), std::make_move_iterator(events.begin()),
+                    std::make_move_iterator(events.end()));
+  auto* me = g.find(self());
+  if (me == nullptr) {
+    terminate("removed from the cluster", out);
+  } else if (me->status == member_status::down
+             && settings_.shutdown_when_downed) {
+    // Tell a few others first, so the down spreads even if this node was
+    // the only one to know.
+    gossip_tick(out);
+    terminate("this node was downed", out);
+  }
+}
+
+void membership_engine::terminate(std::string reason, effects& out) {
+  if (terminated_)
+    return;
+  terminated_ = true;
+  out.info.push_back("shutting down: " + reason);
+  out.shutdown = std::move(reason);
+}
+
+} // namespace troupe::cluster

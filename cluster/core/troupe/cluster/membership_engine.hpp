@@ -1,0 +1,291 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "troupe/cluster/cluster_events.hpp"
+#include "troupe/cluster/gossip.hpp"
+#include "troupe/cluster/heartbeat_sender_state.hpp"
+#include "troupe/cluster/join_protocol.hpp"
+#include "troupe/cluster/membership_settings.hpp"
+#include "troupe/cluster/membership_state.hpp"
+
+/// @file
+/// The membership engine: one node's whole membership protocol as a pure
+/// state machine (Akka's ClusterCoreDaemon, ClusterHeartbeatSender and
+/// reaper, and the seed join processes, in one place). The cluster daemon
+/// actor (shell) and the seeded simulator (test/sim) drive the same engine:
+/// they hand it commands, received messages and clock ticks, and carry out
+/// the effects it returns (send, publish, quarantine, shut down, log).
+///
+/// Semantics follow Akka Cluster 2.6 (docs/design/cluster.md has the state
+/// diagram and every rule); where troupe differs it says so below.
+///
+/// Not thread-safe: one owner (an actor or the simulator) calls it.
+
+namespace troupe::cluster {
+
+// -- gossip messages ------------------------------------------------------------
+
+/// A full gossip for `to` (Akka's GossipEnvelope). `to` carries the uid:
+/// a new incarnation ignores gossip meant for its predecessor.
+struct gossip_envelope {
+  unique_address from;
+  unique_address to;
+  cluster::gossip gossip;
+  friend bool operator==(const gossip_envelope&, const gossip_envelope&)
+    = default;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, gossip_envelope& x) {
+  return f(x.from, x.to, x.gossip);
+}
+
+/// "This is the version I have, and who has seen it" (Akka's GossipStatus
+/// with the seen set instead of its digest): the receiver answers with its
+/// gossip when its own is newer or concurrent, with its status when the
+/// sender's is newer, and with nothing when both are the same.
+struct gossip_status {
+  unique_address from;
+  vector_clock version;
+  std::set<unique_address> seen;
+  friend bool operator==(const gossip_status&, const gossip_status&) = default;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, gossip_status& x) {
+  return f(x.from, x.version, x.seen);
+}
+
+/// The member that handled a `join` welcomes the new node with its gossip,
+/// which already holds the new node as joining (Akka's Welcome).
+struct welcome_gossip {
+  unique_address from;
+  cluster::gossip gossip;
+  friend bool operator==(const welcome_gossip&, const welcome_gossip&)
+    = default;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, welcome_gossip& x) {
+  return f(x.from, x.gossip);
+}
+
+/// Every message the engines of two nodes exchange. All go on the
+/// transport's control lane: heartbeats and gossip must never wait behind
+/// application traffic.
+using membership_message
+  = std::variant<init_join, init_join_ack, init_join_nack, cluster::join,
+                 welcome_gossip, gossip_envelope, gossip_status, heartbeat,
+                 heartbeat_response>;
+
+/// Short name of the alternative, for traces and logs (`gossip_envelope`).
+const char* message_name(const membership_message& m) noexcept;
+
+// -- effects ----------------------------------------------------------------------
+
+/// Time as the engine needs it: the monotonic clock for timers and failure
+/// detection, wall time for tombstones (they travel between hosts, whose
+/// monotonic clocks share no epoch).
+struct clock_reading {
+  timestamp now;
+  wall_time wall;
+};
+
+/// A message for another node. `to.uid == 0`: whoever lives at that
+/// host:port (the InitJoin to a seed, whose uid is not known yet).
+struct outbound_message {
+  unique_address to;
+  membership_message message;
+};
+
+/// What the owner must do after one call, in this order: send, publish
+/// events, tell the transport about removed nodes (`remove_node`: it
+/// quarantines them and fires remote watches), log, and finally shut the
+/// node down if `shutdown` is set.
+struct membership_effects {
+  std::vector<outbound_message> send;
+  std::vector<cluster_event> events;
+  /// Nodes removed from membership (with their uid).
+  std::vector<unique_address> removed;
+  /// The moves this node made as leader (empty unless it is the leader).
+  std::vector<leader_action> leader_moves;
+  /// INFO lines: every membership decision this node took (leader
+  /// actions, marking unreachable, joining, leaving, downing).
+  std::vector<std::string> info;
+  /// Set when this node must stop: it was downed or removed, or it gave up
+  /// joining. The text says which.
+  std::optional<std::string> shutdown;
+
+  bool empty() const noexcept {
+    return send.empty() && events.empty() && removed.empty() && info.empty()
+           && !shutdown;
+  }
+};
+
+// -- the engine -------------------------------------------------------------------
+
+/// Bugs the simulator's tests plant to show that its invariant checkers
+/// catch them (test/sim). `none` everywhere else; no configuration key
+/// reaches this.
+enum class planted_bug : uint8_t {
+  none = 0,
+  /// The node moves some other up member back to joining in its view.
+  status_regression,
+  /// The node forgets tombstones at once (as if
+  /// prune_gossip_tombstones_after were zero).
+  forget_tombstones,
+  /// The node acts as leader whenever its view has convergence, leader or
+  /// not.
+  lead_without_being_leader,
+};
+
+/// One node's membership.
+///
+/// Inputs: `start` once, then commands (`join`, `leave`, `down`), messages
+/// (`receive`) and `tick` whenever `next_tick()` is due (calling it more
+/// often is harmless). Time never goes backwards between calls.
+///
+/// Timers (all from `membership_settings`): gossip every gossip_interval
+/// (three times as often while fewer than half of the members have seen
+/// the current version, Akka's gossip speed-up), leader actions every
+/// leader_actions_interval, the unreachable reaper every
+/// unreachable_nodes_reaper_interval, heartbeats every
+/// failure_detector.heartbeat_interval, join retries per the join process.
+///
+/// Differences from Akka: no data centers, no app-version rolling update
+/// protocol, no gossip time-to-live on the receiving side (the transport's
+/// queues already drop the oldest frames), and no ExitingConfirmed round:
+/// the leader removes exiting members at convergence and sends them the
+/// gossip that removed them, so they shut down without waiting for a
+/// failure detector.
+class membership_engine {
+public:
+  /// `config` is this node's join configuration (checked against a joining
+  /// node's by `checker`); `seed` drives the choice of gossip targets.
+  membership_engine(unique_address self, std::set<std::string> roles,
+                    membership_settings settings, join_config config,
+                    join_config_checker checker, uint64_t seed,
+                    planted_bug bug = planted_bug::none);
+
+  /// Starts the node: joins the configured seed nodes, if any.
+  membership_effects start(clock_reading t);
+
+  /// Joins a cluster through `seeds` (a node may list itself first: it
+  /// then self-joins when no other seed answers within seed_node_timeout).
+  /// Ignored once this node is a member.
+  membership_effects join(std::vector<endpoint> seeds, clock_reading t);
+
+  /// Marks `node` leaving (graceful: the leader moves it to exiting and
+  /// removed). Ignored if it is not a member or already leaving or beyond.
+  membership_effects leave(const unique_address& node, clock_reading t);
+
+  /// Marks `node` down (forced: the leader removes it at the next
+  /// convergence, unreachable or not). A node that learns it is down shuts
+  /// down if `shutdown_when_downed`.
+  membership_effects down(const unique_address& node, clock_reading t);
+
+  /// A message from `from` (the transport's authenticated sender).
+  membership_effects receive(const unique_address& from,
+                             const membership_message& m, clock_reading t);
+
+  /// Runs every timer that is due.
+  membership_effects tick(clock_reading t);
+
+  /// When `tick` has something to do next (none after shutdown).
+  std::optional<timestamp> next_tick() const;
+
+  const membership_state& state() const noexcept {
+    return state_;
+  }
+
+  const unique_address& self() const noexcept {
+    return state_.self();
+  }
+
+  /// This node's member record, if it is a member.
+  std::optional<member> self_member() const;
+
+  /// What a new subscriber gets first.
+  current_cluster_state snapshot() const {
+    return cluster::snapshot(state_);
+  }
+
+  /// True once this node is in the membership (it self-joined or was
+  /// welcomed).
+  bool is_member() const noexcept {
+    return joined_;
+  }
+
+  /// True once an effect asked for shutdown: the engine ignores all input.
+  bool is_terminated() const noexcept {
+    return terminated_;
+  }
+
+  const heartbeat_sender_state& heartbeats() const noexcept {
+    return heartbeat_;
+  }
+
+  const join_process& joining() const noexcept {
+    return join_;
+  }
+
+  const membership_settings& settings() const noexcept {
+    return settings_;
+  }
+
+private:
+  using effects = membership_effects;
+
+  void apply_join_effects(std::vector<join_effect> xs, clock_reading t,
+                          effects& out);
+  void self_join(clock_reading t, effects& out);
+  void on_join(const cluster::join& m, clock_reading t, effects& out);
+  void on_welcome(const welcome_gossip& m, clock_reading t, effects& out);
+  void on_gossip(const gossip_envelope& m, clock_reading t, effects& out);
+  void on_status(const gossip_status& m, effects& out);
+  void gossip_tick(effects& out);
+  void leader_actions_tick(clock_reading t, effects& out);
+  void reaper_tick(clock_reading t, effects& out);
+  void heartbeat_tick(clock_reading t, effects& out);
+
+  /// Makes `next` (a changed gossip) the latest: versioned by this node and
+  /// seen only by it (Akka's updateLatestGossip), then publishes.
+  void update_latest(gossip next, clock_reading t, effects& out);
+  /// Replaces the latest gossip as it is (versions settled by the caller)
+  /// and derives events, removals, heartbeat targets and self-shutdown.
+  void publish(gossip next, clock_reading t, effects& out);
+
+  void gossip_to(const unique_address& node, effects& out);
+  void send_envelope(const unique_address& node, effects& out);
+  double different_view_probability() const;
+  void terminate(std::string reason, effects& out);
+
+  membership_settings settings_;
+  std::set<std::string> roles_;
+  join_config config_;
+  join_config_checker checker_;
+  membership_state state_;
+  join_process join_;
+  heartbeat_sender_state heartbeat_;
+  std::mt19937_64 rng_;
+  bool started_ = false;
+  bool joined_ = false;
+  bool terminated_ = false;
+  timestamp next_gossip_{};
+  timestamp next_leader_actions_{};
+  timestamp next_reaper_{};
+  timestamp next_heartbeat_{};
+  /// Since when the leader has seen no convergence (weakly up timer).
+  std::optional<timestamp> unconverged_since_;
+  const std::set<unique_address> exiting_confirmed_;
+  planted_bug bug_;
+};
+
+} // namespace troupe::cluster

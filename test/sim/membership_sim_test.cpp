@@ -1,0 +1,194 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "troupe/sim/membership_world.hpp"
+
+// The membership simulation: scripted runs, the seed sweep with faults and
+// a liveness phase, and one planted bug per invariant checker (each must
+// be caught within the CI seed budget).
+
+using namespace std::chrono_literals;
+using namespace troupe;
+using namespace troupe::sim;
+using cluster::member_status;
+
+namespace {
+
+// The CI seed budget of the sweep (SIM_SEEDS overrides it).
+uint64_t seed_budget() {
+  if (auto* s = std::getenv("SIM_SEEDS"))
+    return std::strtoull(s, nullptr, 10);
+  return 500;
+}
+
+// The first seed in [0, budget) whose run violates `checker`, if any.
+std::optional<scenario_result>
+first_violation(const std::string& checker, cluster::planted_bug bug,
+                merge_fn merge = {}) {
+  for (uint64_t seed = 0; seed < seed_budget(); ++seed) {
+    auto r = run_random_scenario(seed, bug, merge);
+    if (r.failure && r.failure->checker == checker)
+      return r;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+TEST_CASE("membership sim: five nodes join through two seeds and all are "
+          "up") {
+  membership_world w{1, world_settings{}};
+  for (int i = 0; i < 5; ++i)
+    w.add_node();
+  for (size_t i = 0; i < 5; ++i)
+    w.start(i, {0, 1});
+  REQUIRE(w.run_until(60s, [&] { return w.converged(5); }));
+  CHECK(!w.failure());
+  for (size_t i = 0; i < 5; ++i) {
+    auto self = w.engine(i).self_member();
+    REQUIRE(self);
+    CHECK(self->status == member_status::up);
+  }
+  // The first seed started the cluster: it is the oldest.
+  CHECK(w.engine(2).state().oldest()->address == w.address(0));
+}
+
+TEST_CASE("membership sim: a leaving node goes exiting, removed, and shuts "
+          "down") {
+  membership_world w{2, world_settings{}};
+  for (int i = 0; i < 4; ++i)
+    w.add_node();
+  for (size_t i = 0; i < 4; ++i)
+    w.start(i, {0, 1});
+  REQUIRE(w.run_until(60s, [&] { return w.converged(4); }));
+  auto leaver = w.address(3);
+  w.leave(0, 3);
+  REQUIRE(w.run_until(w.sched().now() + 30s,
+                      [&] { return !w.alive(3) && w.converged(3); }));
+  CHECK(!w.failure());
+  for (size_t i = 0; i < 3; ++i)
+    CHECK(w.engine(i).state().latest_gossip().tombstones().count(leaver) == 1);
+}
+
+TEST_CASE("membership sim: a crashed node becomes unreachable, and once "
+          "downed it is removed") {
+  membership_world w{3, world_settings{}};
+  for (int i = 0; i < 4; ++i)
+    w.add_node();
+  for (size_t i = 0; i < 4; ++i)
+    w.start(i, {0, 1});
+  REQUIRE(w.run_until(60s, [&] { return w.converged(4); }));
+  auto crashed = w.address(2);
+  w.crash(2);
+  auto crash_time = w.sched().now();
+  REQUIRE(w.run_until(crash_time + 30s, [&] {
+    return !w.engine(0).state().latest_gossip().reachability().is_reachable(
+      crashed);
+  }));
+  auto detection = w.sched().now() - crash_time;
+  // heartbeat 1 s, acceptable pause 3 s, threshold 8: detected after the
+  // pause and before ~3 heartbeats more (docs/design/cluster.md's table).
+  CHECK(detection > 3s);
+  CHECK(detection < 10s);
+  w.down(0, 2);
+  REQUIRE(w.run_until(w.sched().now() + 30s, [&] { return w.converged(3); }));
+  CHECK(!w.failure());
+}
+
+TEST_CASE("membership sim: a restart with a new uid replaces the old "
+          "member") {
+  membership_world w{4, world_settings{}};
+  for (int i = 0; i < 3; ++i)
+    w.add_node();
+  for (size_t i = 0; i < 3; ++i)
+    w.start(i, {0, 1});
+  REQUIRE(w.run_until(60s, [&] { return w.converged(3); }));
+  auto old = w.address(2);
+  w.crash(2);
+  w.start(2, {0, 1});
+  REQUIRE(w.address(2).uid != old.uid);
+  REQUIRE(w.run_until(w.sched().now() + 60s, [&] { return w.converged(3); }));
+  CHECK(!w.failure());
+  CHECK(w.engine(0).state().latest_gossip().tombstones().count(old) == 1);
+}
+
+TEST_CASE("membership sim: a partition makes the other side unreachable, "
+          "healing makes it reachable") {
+  membership_world w{5, world_settings{}};
+  for (int i = 0; i < 5; ++i)
+    w.add_node();
+  for (size_t i = 0; i < 5; ++i)
+    w.start(i, {0, 1});
+  REQUIRE(w.run_until(60s, [&] { return w.converged(5); }));
+  w.partition({0, 1, 2}, {3, 4});
+  REQUIRE(w.run_until(w.sched().now() + 30s, [&] {
+    auto& g = w.engine(0).state().latest_gossip();
+    return !g.reachability().is_reachable(w.address(3))
+           && !g.reachability().is_reachable(w.address(4));
+  }));
+  CHECK(!w.converged(5));
+  w.heal();
+  REQUIRE(w.run_until(w.sched().now() + 30s, [&] { return w.converged(5); }));
+  CHECK(!w.failure());
+}
+
+TEST_CASE("membership sim: the seed sweep holds every invariant and "
+          "converges after the faults") {
+  auto budget = seed_budget();
+  double worst = 0;
+  for (uint64_t seed = 0; seed < budget; ++seed) {
+    auto r = run_random_scenario(seed);
+    if (r.failure) {
+      FAIL_CHECK("seed " << seed << " (" << r.nodes << " nodes): "
+                         << r.failure->checker << ": " << r.failure->detail
+                         << "\nreplay: membership_sim --seed " << seed
+                         << "\n"
+                         << r.trace);
+      return;
+    }
+    worst = std::max(worst, r.liveness_rounds);
+  }
+  INFO("slowest liveness phase: " << worst << " gossip rounds");
+  CHECK(worst < 60);
+}
+
+TEST_CASE("membership sim: the status checker catches a planted status "
+          "regression") {
+  auto r = first_violation("status_monotonic",
+                           cluster::planted_bug::status_regression);
+  REQUIRE(r);
+  CHECK(r->failure->detail.find("go back to joining") != std::string::npos);
+}
+
+TEST_CASE("membership sim: the removal checker catches planted forgotten "
+          "tombstones") {
+  auto r = first_violation("removed_never_returns",
+                           cluster::planted_bug::forget_tombstones);
+  REQUIRE(r);
+  INFO("caught at seed " << r->seed);
+  CHECK(r->seed < seed_budget());
+}
+
+TEST_CASE("membership sim: the leader checker catches a planted second "
+          "leader") {
+  auto r = first_violation("single_leader",
+                           cluster::planted_bug::lead_without_being_leader);
+  REQUIRE(r);
+  CHECK(r->failure->detail.find("leader moves") != std::string::npos);
+}
+
+TEST_CASE("membership sim: the merge-law checker catches a planted "
+          "one-sided merge") {
+  // Planted: the left argument's members win (not commutative).
+  merge_fn lopsided = [](const cluster::gossip& x, const cluster::gossip& y) {
+    auto m = cluster::merge(x, y);
+    m.update(x.members());
+    return m;
+  };
+  auto r = first_violation("merge_laws", cluster::planted_bug::none, lopsided);
+  REQUIRE(r);
+  CHECK(r->failure->detail.find("commutative") != std::string::npos);
+}
