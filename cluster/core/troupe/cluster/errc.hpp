@@ -28,8 +28,10 @@ enum class errc : uint8_t {
   incarnation_mismatch,
   /// The transport is shut down.
   shutting_down,
-  /// Transport settings failed validation (secret missing or too short,
-  /// incomplete TLS files, bad sizes); the message names the key.
+  /// Transport or membership settings failed validation (secret missing or
+  /// too short, incomplete TLS files, bad sizes, a bad seed node, an
+  /// acceptable heartbeat pause shorter than the heartbeat interval); the
+  /// message names the key and the value (never a secret).
   invalid_settings,
   /// TLS could not be set up (unreadable or mismatching CA, certificate
   /// or key file); the message names the file.

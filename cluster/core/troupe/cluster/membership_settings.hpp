@@ -26,6 +26,9 @@
 /// per-role min-nr-of-members, data centers, app-version, publish stats.
 /// `cluster.name`, `cluster.host` and `cluster.port` are the transport's
 /// keys (transport_config.hpp); they are not declared here.
+///
+/// The settings are plain values (thread-safe as any value); the functions
+/// are pure.
 
 namespace troupe::cluster {
 
