@@ -36,6 +36,18 @@ first_violation(const std::string& checker, cluster::planted_bug bug,
   return std::nullopt;
 }
 
+// Runs `w` until `pred` holds or `within` passes; fails with the trace.
+void require_within(membership_world& w, std::chrono::seconds within,
+                    const std::function<bool()>& pred) {
+  bool ok = w.run_until(w.sched().now() + within, pred);
+  if (w.failure())
+    FAIL(w.failure()->checker << ": " << w.failure()->detail << "\n"
+                              << w.log().render());
+  if (!ok)
+    FAIL("not reached within " << within.count() << " s\n"
+                               << w.log().render() << w.views());
+}
+
 } // namespace
 
 TEST_CASE("membership sim: five nodes join through two seeds and all are "
@@ -45,7 +57,7 @@ TEST_CASE("membership sim: five nodes join through two seeds and all are "
     w.add_node();
   for (size_t i = 0; i < 5; ++i)
     w.start(i, {0, 1});
-  REQUIRE(w.run_until(60s, [&] { return w.converged(5); }));
+  require_within(w, 60s, [&] { return w.converged(5); });
   CHECK(!w.failure());
   for (size_t i = 0; i < 5; ++i) {
     auto self = w.engine(i).self_member();
@@ -63,11 +75,11 @@ TEST_CASE("membership sim: a leaving node goes exiting, removed, and shuts "
     w.add_node();
   for (size_t i = 0; i < 4; ++i)
     w.start(i, {0, 1});
-  REQUIRE(w.run_until(60s, [&] { return w.converged(4); }));
+  require_within(w, 60s, [&] { return w.converged(4); });
   auto leaver = w.address(3);
   w.leave(0, 3);
-  REQUIRE(w.run_until(w.sched().now() + 30s,
-                      [&] { return !w.alive(3) && w.converged(3); }));
+  require_within(w, 30s,
+                 [&] { return !w.alive(3) && w.converged(3); });
   CHECK(!w.failure());
   for (size_t i = 0; i < 3; ++i)
     CHECK(w.engine(i).state().latest_gossip().tombstones().count(leaver) == 1);
@@ -80,7 +92,7 @@ TEST_CASE("membership sim: a crashed node becomes unreachable, and once "
     w.add_node();
   for (size_t i = 0; i < 4; ++i)
     w.start(i, {0, 1});
-  REQUIRE(w.run_until(60s, [&] { return w.converged(4); }));
+  require_within(w, 60s, [&] { return w.converged(4); });
   auto crashed = w.address(2);
   w.crash(2);
   auto crash_time = w.sched().now();
@@ -94,7 +106,7 @@ TEST_CASE("membership sim: a crashed node becomes unreachable, and once "
   CHECK(detection > 3s);
   CHECK(detection < 10s);
   w.down(0, 2);
-  REQUIRE(w.run_until(w.sched().now() + 30s, [&] { return w.converged(3); }));
+  require_within(w, 30s, [&] { return w.converged(3); });
   CHECK(!w.failure());
 }
 
@@ -105,12 +117,12 @@ TEST_CASE("membership sim: a restart with a new uid replaces the old "
     w.add_node();
   for (size_t i = 0; i < 3; ++i)
     w.start(i, {0, 1});
-  REQUIRE(w.run_until(60s, [&] { return w.converged(3); }));
+  require_within(w, 60s, [&] { return w.converged(3); });
   auto old = w.address(2);
   w.crash(2);
   w.start(2, {0, 1});
   REQUIRE(w.address(2).uid != old.uid);
-  REQUIRE(w.run_until(w.sched().now() + 60s, [&] { return w.converged(3); }));
+  require_within(w, 60s, [&] { return w.converged(3); });
   CHECK(!w.failure());
   CHECK(w.engine(0).state().latest_gossip().tombstones().count(old) == 1);
 }
@@ -122,16 +134,16 @@ TEST_CASE("membership sim: a partition makes the other side unreachable, "
     w.add_node();
   for (size_t i = 0; i < 5; ++i)
     w.start(i, {0, 1});
-  REQUIRE(w.run_until(60s, [&] { return w.converged(5); }));
+  require_within(w, 60s, [&] { return w.converged(5); });
   w.partition({0, 1, 2}, {3, 4});
-  REQUIRE(w.run_until(w.sched().now() + 30s, [&] {
+  require_within(w, 30s, [&] {
     auto& g = w.engine(0).state().latest_gossip();
     return !g.reachability().is_reachable(w.address(3))
            && !g.reachability().is_reachable(w.address(4));
-  }));
+  });
   CHECK(!w.converged(5));
   w.heal();
-  REQUIRE(w.run_until(w.sched().now() + 30s, [&] { return w.converged(5); }));
+  require_within(w, 30s, [&] { return w.converged(5); });
   CHECK(!w.failure());
 }
 

@@ -59,15 +59,15 @@ bool unreachable_by_live_observer(const gossip& g, const unique_address& a) {
   return false;
 }
 
-// Akka's leaderOf: among members that are not down and reachable (self
-// counts as reachable), the first up or leaving one in address order;
-// failing that, the lowest address with down and exiting sorted last.
-std::optional<unique_address> oracle_leader(const gossip& g,
-                                            const unique_address& self) {
+// Akka's leaderOf without its exception for self (ADR 0006): among
+// members that are not down and that nobody finds unreachable, the first up
+// or leaving one in address order; failing that, the lowest address with
+// down and exiting sorted last.
+std::optional<unique_address> oracle_leader(const gossip& g) {
   std::vector<const member*> reachable;
   for (auto& m : g.members())
     if (m.status != member_status::down
-        && (m.address == self || !unreachable_by_anyone(g, m.address)))
+        && !unreachable_by_anyone(g, m.address))
       reachable.push_back(&m);
   if (reachable.empty())
     return std::nullopt;
@@ -375,7 +375,7 @@ void membership_world::check(size_t i, const cluster::membership_effects& fx,
   // single_leader: moves only by the leader of a converged view.
   if (!fx.leader_moves.empty()) {
     auto& bg = before.latest_gossip();
-    auto leader = oracle_leader(bg, self);
+    auto leader = oracle_leader(bg);
     if (leader != self)
       return fail("single_leader",
                   fmt::format("{} made leader moves ({}) but the leader of "
@@ -405,7 +405,7 @@ void membership_world::check(size_t i, const cluster::membership_effects& fx,
       if (other.members() == g.members()
           && other.reachability() == g.reachability()
           && oracle_convergence(other, other_self)
-          && oracle_leader(other, other_self) != oracle_leader(g, self))
+          && oracle_leader(other) != oracle_leader(g))
         return fail("single_leader",
                     fmt::format("{} and {} have the same converged view but "
                                 "different leaders",
@@ -435,6 +435,20 @@ bool membership_world::run_until(timespan t,
     sched_.step();
   }
   return !failure_ && pred();
+}
+
+std::string membership_world::views() const {
+  std::string out;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    auto& n = nodes_[i];
+    if (!n.engine)
+      continue;
+    out += fmt::format("  node {} {} ({}): {}\n", i,
+                       to_string(n.engine->self()),
+                       n.alive ? "alive" : "dead",
+                       cluster::to_string(n.engine->state().latest_gossip()));
+  }
+  return out;
 }
 
 double membership_world::rounds() const {
@@ -467,7 +481,7 @@ bool membership_world::converged(size_t expected) const {
         return false;
     if (!oracle_convergence(g, e.self()))
       return false;
-    auto l = oracle_leader(g, e.self());
+    auto l = oracle_leader(g);
     if (first == nullptr) {
       first = &g;
       leader = l;

@@ -50,7 +50,8 @@ const char* message_name(const membership_message& m) noexcept {
   static constexpr const char* names[] = {
     "init_join",   "init_join_ack",   "init_join_nack",
     "join",        "welcome_gossip",  "gossip_envelope",
-    "gossip_status", "heartbeat",     "heartbeat_response"};
+    "gossip_status", "heartbeat",     "heartbeat_response",
+    "exiting_confirmed"};
   return names[m.index()];
 }
 
@@ -160,7 +161,7 @@ membership_effects membership_engine::receive(const unique_address& from,
       [&](const cluster::join& x) { on_join(x, t, out); },
       [&](const welcome_gossip& x) { on_welcome(x, t, out); },
       [&](const gossip_envelope& x) { on_gossip(x, t, out); },
-      [&](const gossip_status& x) { on_status(x, out); },
+      [&](const gossip_status& x) { on_status(x, t, out); },
       [&](const heartbeat& x) {
         // Answered whether or not the sender is known: it may know this
         // node from a newer gossip.
@@ -171,6 +172,11 @@ membership_effects membership_engine::receive(const unique_address& from,
       [&](const heartbeat_response& x) {
         if (joined_)
           heartbeat_.heartbeat_response(x, t.now);
+      },
+      [&](const exiting_confirmed& x) {
+        auto* m = state_.latest_gossip().find(x.node);
+        if (joined_ && m != nullptr && m->status == member_status::exiting)
+          exiting_confirmed_.insert(x.node);
       },
     },
     m);
@@ -301,6 +307,8 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
     case clock_order::same: {
       winner = local;
       winner.merge_seen(remote);
+      // The sender learns who else has seen this version.
+      talkback = winner.seen_by() != remote.seen_by();
       break;
     }
     case clock_order::before: // local is newer
@@ -322,13 +330,28 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
     send_envelope(m.from, out);
 }
 
-void membership_engine::on_status(const gossip_status& m, effects& out) {
+void membership_engine::on_status(const gossip_status& m, clock_reading t,
+                                  effects& out) {
   if (!joined_ || !state_.latest_gossip().has_member(m.from))
     return;
   auto& local = state_.latest_gossip();
   switch (compare(m.version, local.version())) {
-    case clock_order::same:
+    case clock_order::same: {
+      // Same version: pool who has seen it (Akka sends the whole gossip
+      // when the seen digests differ; the status here carries the set).
+      if (m.seen == local.seen_by())
+        break;
+      auto next = local;
+      for (auto& node : m.seen)
+        if (next.has_member(node))
+          next.seen(node);
+      bool sender_lacks = next.seen_by() != m.seen;
+      if (next.seen_by() != local.seen_by())
+        publish(std::move(next), t, out);
+      if (sender_lacks && !terminated_)
+        gossip_to(m.from, out);
       break;
+    }
     case clock_order::after: // the sender is newer: ask for its gossip
       out.send.push_back({m.from, membership_message{gossip_status{
                                     self(), local.version(),
@@ -565,7 +588,26 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
       heartbeat_.add_member(node, t.now);
   out.events.insert(out.events.end(), std::make_move_iterator(events.begin()),
                     std::make_move_iterator(events.end()));
+  std::erase_if(exiting_confirmed_,
+                [&](auto& node) { return !g.has_member(node); });
   auto* me = g.find(self());
+  if (me != nullptr && me->status == member_status::exiting
+      && !confirmed_exit_) {
+    // Tell the two nodes that may lead once this one is gone.
+    confirmed_exit_ = true;
+    std::vector<member> others;
+    for (auto& m : g.members())
+      if (m.address != self())
+        others.push_back(m);
+    for (int k = 0; k < 2 && !others.empty(); ++k) {
+      auto leader = state_.leader_of(others);
+      if (!leader)
+        break;
+      out.send.push_back(
+        {*leader, membership_message{exiting_confirmed{self()}}});
+      std::erase_if(others, [&](auto& m) { return m.address == *leader; });
+    }
+  }
   if (me == nullptr) {
     terminate("removed from the cluster", out);
   } else if (me->status == member_status::down

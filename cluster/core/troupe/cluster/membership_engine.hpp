@@ -77,13 +77,27 @@ auto inspect(Inspector& f, welcome_gossip& x) {
   return f(x.from, x.gossip);
 }
 
+/// An exiting node tells the leader (and the next leader candidate) that
+/// it is done with its exit (Akka's ExitingConfirmed): the leader may then
+/// remove it without waiting for it to see the newest version.
+struct exiting_confirmed {
+  unique_address node;
+  friend bool operator==(const exiting_confirmed&, const exiting_confirmed&)
+    = default;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, exiting_confirmed& x) {
+  return f(x.node);
+}
+
 /// Every message the engines of two nodes exchange. All go on the
 /// transport's control lane: heartbeats and gossip must never wait behind
 /// application traffic.
 using membership_message
   = std::variant<init_join, init_join_ack, init_join_nack, cluster::join,
                  welcome_gossip, gossip_envelope, gossip_status, heartbeat,
-                 heartbeat_response>;
+                 heartbeat_response, exiting_confirmed>;
 
 /// Short name of the alternative, for traces and logs (`gossip_envelope`).
 const char* message_name(const membership_message& m) noexcept;
@@ -160,11 +174,11 @@ enum class planted_bug : uint8_t {
 /// failure_detector.heartbeat_interval, join retries per the join process.
 ///
 /// Differences from Akka: no data centers, no app-version rolling update
-/// protocol, no gossip time-to-live on the receiving side (the transport's
-/// queues already drop the oldest frames), and no ExitingConfirmed round:
-/// the leader removes exiting members at convergence and sends them the
-/// gossip that removed them, so they shut down without waiting for a
-/// failure detector.
+/// protocol, and no gossip time-to-live on the receiving side (the
+/// transport's queues already drop the oldest frames). An exiting node
+/// confirms its exit as soon as it sees itself exiting (Akka waits for the
+/// cluster-exiting phase of coordinated shutdown); the leader removes it
+/// and sends it the gossip that removed it, so it shuts down at once.
 class membership_engine {
 public:
   /// `config` is this node's join configuration (checked against a joining
@@ -249,7 +263,7 @@ private:
   void on_join(const cluster::join& m, clock_reading t, effects& out);
   void on_welcome(const welcome_gossip& m, clock_reading t, effects& out);
   void on_gossip(const gossip_envelope& m, clock_reading t, effects& out);
-  void on_status(const gossip_status& m, effects& out);
+  void on_status(const gossip_status& m, clock_reading t, effects& out);
   void gossip_tick(effects& out);
   void leader_actions_tick(clock_reading t, effects& out);
   void reaper_tick(clock_reading t, effects& out);
@@ -284,7 +298,8 @@ private:
   timestamp next_heartbeat_{};
   /// Since when the leader has seen no convergence (weakly up timer).
   std::optional<timestamp> unconverged_since_;
-  const std::set<unique_address> exiting_confirmed_;
+  std::set<unique_address> exiting_confirmed_;
+  bool confirmed_exit_ = false;
   planted_bug bug_;
 };
 

@@ -65,7 +65,9 @@ membership_state::leader_of(const std::vector<member>& candidates) const {
   for (const auto& m : candidates) {
     if (m.status == member_status::down)
       continue;
-    if (m.address != self_ && unreachable.count(m.address) > 0)
+    // Unlike Akka, self is no exception (ADR 0006): a node that others
+    // find unreachable does not lead, even in its own view.
+    if (unreachable.count(m.address) > 0)
       continue;
     if (is_up_or_leaving(m.status)) {
       if (best == nullptr || m.address < best->address)

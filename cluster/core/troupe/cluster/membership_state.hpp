@@ -68,11 +68,15 @@ public:
   /// this node (Akka's `ExitingConfirmed`).
   bool convergence(const std::set<unique_address>& exiting_confirmed) const;
 
-  /// The leader (Akka's `leader`): among members that are not down and are
-  /// reachable (or self), the first in address order with status up or
+  /// The leader (Akka's `leader`): among members that are not down and that
+  /// no observer finds unreachable, the first in address order with status up or
   /// leaving; when there is none, the first weakly_up, else the first
   /// joining, else the first exiting member; none when there are no such
   /// members. Never elected: every node computes it from its gossip.
+  /// Differs from Akka, which counts self as reachable whatever the table
+  /// says: then a node that the others see as unreachable (an asymmetric
+  /// partition) may lead in its own view while another node leads in the
+  /// same view (ADR 0006).
   std::optional<unique_address> leader() const;
 
   /// The leader among the members with `role` (same rules).

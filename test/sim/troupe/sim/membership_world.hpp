@@ -141,6 +141,9 @@ public:
   /// How many gossip rounds (gossip_interval) have passed.
   double rounds() const;
 
+  /// Every live node's view, one per line (for failure reports).
+  std::string views() const;
+
   const sim::trace& log() const {
     return trace_;
   }
