@@ -82,9 +82,12 @@ TEST_CASE("leader actions: moves and removals at convergence, a table") {
        leader_actions_verdict::no_convergence, "a:up:1 b:up:2 c:joining", ""},
       {"a:up:1 b:up:2 c:joining", "ab", "b>c", 'a', "", 1,
        leader_actions_verdict::no_convergence, "a:up:1 b:up:2 c:joining", ""},
-      // a node that others find unreachable does not lead (ADR 0006)
+      // a node that others find unreachable does not lead (ADR 0006)...
+      {"a:up:1 b:up:2", "ab", "b>a", 'a', "", 1,
+       leader_actions_verdict::not_leader, "a:up:1 b:up:2", ""},
+      // ...unless only down members do
       {"a:exiting:1 b:down:2", "", "b>a", 'a', "", 1,
-       leader_actions_verdict::not_leader, "a:exiting:1 b:down:2", ""},
+       leader_actions_verdict::unchanged, "a:exiting:1 b:down:2", ""},
       // the leader does not remove itself
       {"a:exiting:1", "", "", 'a', "a", 1, leader_actions_verdict::unchanged,
        "a:exiting:1", ""},

@@ -174,8 +174,9 @@ membership_effects membership_engine::receive(const unique_address& from,
           heartbeat_.heartbeat_response(x, t.now);
       },
       [&](const exiting_confirmed& x) {
-        auto* m = state_.latest_gossip().find(x.node);
-        if (joined_ && m != nullptr && m->status == member_status::exiting)
+        // Kept even if this view does not show the node exiting yet (the
+        // confirmation may overtake the gossip); dropped once it is gone.
+        if (joined_ && state_.latest_gossip().has_member(x.node))
           exiting_confirmed_.insert(x.node);
       },
     },
@@ -296,8 +297,14 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
                 out);
     return; // gossip from a cluster this node is not part of
   }
-  if (!local.has_member(m.from))
-    return; // Akka: ignore gossip from unknown nodes
+  if (!local.has_member(m.from)) {
+    // Akka ignores gossip from unknown nodes. A removed node that missed
+    // its removal (the gossip that removed it was lost) would live on as
+    // a zombie: tell it (Akka relies on the transport's quarantine
+    // notice for that).
+    tell_if_removed(m.from, out);
+    return;
+  }
   if (auto* peer = local.find(m.from);
       peer != nullptr && peer->status == member_status::down)
     return; // a downed member's view no longer counts
@@ -332,8 +339,12 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
 
 void membership_engine::on_status(const gossip_status& m, clock_reading t,
                                   effects& out) {
-  if (!joined_ || !state_.latest_gossip().has_member(m.from))
+  if (!joined_)
     return;
+  if (!state_.latest_gossip().has_member(m.from)) {
+    tell_if_removed(m.from, out);
+    return;
+  }
   auto& local = state_.latest_gossip();
   switch (compare(m.version, local.version())) {
     case clock_order::same: {
@@ -382,6 +393,8 @@ membership_effects membership_engine::tick(clock_reading t) {
   // Leader actions decide on the view as it was before this tick (the
   // reaper's changes are gossiped first).
   if (t.now >= next_leader_actions_) {
+    if (confirmed_exit_)
+      confirm_exit(out);
     leader_actions_tick(t, out);
     next_leader_actions_ = t.now + settings_.leader_actions_interval;
   }
@@ -542,6 +555,12 @@ void membership_engine::gossip_to(const unique_address& node, effects& out) {
     send_envelope(node, out);
 }
 
+void membership_engine::tell_if_removed(const unique_address& node,
+                                        effects& out) {
+  if (state_.latest_gossip().tombstones().count(node) > 0)
+    send_envelope(node, out);
+}
+
 void membership_engine::send_envelope(const unique_address& node,
                                       effects& out) {
   out.send.push_back({node, membership_message{gossip_envelope{
@@ -593,22 +612,14 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
   auto* me = g.find(self());
   if (me != nullptr && me->status == member_status::exiting
       && !confirmed_exit_) {
-    // Tell the two nodes that may lead once this one is gone.
     confirmed_exit_ = true;
-    std::vector<member> others;
-    for (auto& m : g.members())
-      if (m.address != self())
-        others.push_back(m);
-    for (int k = 0; k < 2 && !others.empty(); ++k) {
-      auto leader = state_.leader_of(others);
-      if (!leader)
-        break;
-      out.send.push_back(
-        {*leader, membership_message{exiting_confirmed{self()}}});
-      std::erase_if(others, [&](auto& m) { return m.address == *leader; });
-    }
+    confirm_exit(out);
   }
-  if (me == nullptr) {
+  if (me != nullptr && me->status == member_status::exiting
+      && g.members().size() == 1) {
+    // The last member left: nobody else could remove it.
+    terminate("left the cluster as its last member", out);
+  } else if (me == nullptr) {
     terminate("removed from the cluster", out);
   } else if (me->status == member_status::down
              && settings_.shutdown_when_downed) {
@@ -616,6 +627,25 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
     // the only one to know.
     gossip_tick(out);
     terminate("this node was downed", out);
+  }
+}
+
+// Tells the two nodes that may lead once this one is gone that its exit is
+// complete. Repeated every leader-actions interval while this node is
+// exiting: the message may be lost, and the node is removed only when a
+// leader has it.
+void membership_engine::confirm_exit(effects& out) {
+  std::vector<member> others;
+  for (auto& m : state_.latest_gossip().members())
+    if (m.address != self())
+      others.push_back(m);
+  for (int k = 0; k < 2 && !others.empty(); ++k) {
+    auto leader = state_.leader_of(others);
+    if (!leader)
+      break;
+    out.send.push_back(
+      {*leader, membership_message{exiting_confirmed{self()}}});
+    std::erase_if(others, [&](auto& m) { return m.address == *leader; });
   }
 }
 

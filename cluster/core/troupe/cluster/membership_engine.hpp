@@ -278,7 +278,9 @@ private:
 
   void gossip_to(const unique_address& node, effects& out);
   void send_envelope(const unique_address& node, effects& out);
+  void tell_if_removed(const unique_address& node, effects& out);
   double different_view_probability() const;
+  void confirm_exit(effects& out);
   void terminate(std::string reason, effects& out);
 
   membership_settings settings_;

@@ -59,14 +59,15 @@ bool membership_state::convergence(
 
 std::optional<unique_address>
 membership_state::leader_of(const std::vector<member>& candidates) const {
-  auto unreachable = latest_.reachability().all_unreachable_or_terminated();
+  auto unreachable = latest_.reachability_excluding_downed_observers()
+                       .all_unreachable_or_terminated();
   const member* best = nullptr;
   const member* fallback = nullptr;
   for (const auto& m : candidates) {
     if (m.status == member_status::down)
       continue;
     // Unlike Akka, self is no exception (ADR 0006): a node that others
-    // find unreachable does not lead, even in its own view.
+    // (not down) find unreachable does not lead, even in its own view.
     if (unreachable.count(m.address) > 0)
       continue;
     if (is_up_or_leaving(m.status)) {

@@ -69,7 +69,8 @@ public:
   bool convergence(const std::set<unique_address>& exiting_confirmed) const;
 
   /// The leader (Akka's `leader`): among members that are not down and that
-  /// no observer finds unreachable, the first in address order with status up or
+  /// no observer that is not down finds unreachable, the first in address
+  /// order with status up or
   /// leaving; when there is none, the first weakly_up, else the first
   /// joining, else the first exiting member; none when there are no such
   /// members. Never elected: every node computes it from its gossip.

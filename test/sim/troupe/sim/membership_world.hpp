@@ -24,8 +24,9 @@
 /// by their own short definitions, after Akka's documentation):
 /// - status_monotonic: no node ever sees a member's status move backwards
 ///   (joining < weakly_up < up < leaving < exiting < down < removed);
-/// - removed_never_returns: a uid that any node removed never appears as
-///   a member again, anywhere;
+/// - removed_never_returns: a node that saw a uid removed never sees it as
+///   a member again (other nodes may still hold views from before the
+///   removal: that is staleness, not a return);
 /// - single_leader: a node that makes leader moves is the leader of its
 ///   view, and (but for moves to weakly_up) its view has convergence;
 ///   nodes with equal converged views agree on the leader;
@@ -180,7 +181,6 @@ private:
   rng rng_;
   network<membership_message> net_;
   std::vector<node> nodes_;
-  std::set<cluster::unique_address> removed_;
   std::optional<cluster::gossip> third_; // for the merge-law checker
   std::optional<violation> failure_;
   sim::trace trace_;
