@@ -23,9 +23,10 @@ int main(int argc, char** argv) {
   auto* one = app.add_option("--seed", seed, "run one seed");
   auto* many = app.add_option("--seeds", range, "run a range, e.g. 0-499");
   one->excludes(many);
-  app.add_option("--bug", bug,
-                 "plant a bug: none, status_regression, forget_tombstones, "
-                 "lead_without_being_leader")
+  app
+    .add_option("--bug", bug,
+                "plant a bug: none, status_regression, forget_tombstones, "
+                "lead_without_being_leader")
     ->check(CLI::IsMember({"none", "status_regression", "forget_tombstones",
                            "lead_without_being_leader"}));
   app.add_flag("--verbose", verbose, "one line per seed");
@@ -71,9 +72,9 @@ int main(int argc, char** argv) {
                   r.liveness_rounds);
     }
   }
-  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now()
-                                            - t0)
-                .count();
+  auto secs
+    = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+        .count();
   std::printf("%llu seeds, %d failed, %.1f s\n",
               static_cast<unsigned long long>(last - first + 1), failures,
               secs);

@@ -25,9 +25,9 @@ uint64_t seed_budget() {
 }
 
 // The first seed in [0, budget) whose run violates `checker`, if any.
-std::optional<scenario_result>
-first_violation(const std::string& checker, cluster::planted_bug bug,
-                merge_fn merge = {}) {
+std::optional<scenario_result> first_violation(const std::string& checker,
+                                               cluster::planted_bug bug,
+                                               merge_fn merge = {}) {
   for (uint64_t seed = 0; seed < seed_budget(); ++seed) {
     auto r = run_random_scenario(seed, bug, merge);
     if (r.failure && r.failure->checker == checker)
@@ -78,8 +78,7 @@ TEST_CASE("membership sim: a leaving node goes exiting, removed, and shuts "
   require_within(w, 60s, [&] { return w.converged(4); });
   auto leaver = w.address(3);
   w.leave(0, 3);
-  require_within(w, 30s,
-                 [&] { return !w.alive(3) && w.converged(3); });
+  require_within(w, 30s, [&] { return !w.alive(3) && w.converged(3); });
   CHECK(!w.failure());
   for (size_t i = 0; i < 3; ++i)
     CHECK(w.engine(i).state().latest_gossip().tombstones().count(leaver) == 1);
@@ -156,8 +155,7 @@ TEST_CASE("membership sim: the seed sweep holds every invariant and "
     if (r.failure) {
       FAIL_CHECK("seed " << seed << " (" << r.nodes << " nodes): "
                          << r.failure->checker << ": " << r.failure->detail
-                         << "\nreplay: membership_sim --seed " << seed
-                         << "\n"
+                         << "\nreplay: membership_sim --seed " << seed << "\n"
                          << r.trace);
       return;
     }

@@ -14,7 +14,8 @@ using cluster::unique_address;
 
 namespace {
 
-// -- oracles (independent of membership_state) ----------------------------------
+// -- oracles (independent of membership_state)
+// ----------------------------------
 
 int rank(member_status s) {
   switch (s) {
@@ -132,19 +133,18 @@ std::optional<std::string> check_merge_laws_with(const merge_fn& merge,
   return std::nullopt;
 }
 
-// -- the world ----------------------------------------------------------------------
+// -- the world
+// ----------------------------------------------------------------------
 
 membership_world::membership_world(uint64_t seed, world_settings settings)
   : settings_(std::move(settings)), rng_(seed),
-    net_(sched_, rng_,
-         [this](auto& from, auto& to, membership_message&& m) {
-           deliver(from, to, std::move(m));
-         }) {
+    net_(sched_, rng_, [this](auto& from, auto& to, membership_message&& m) {
+      deliver(from, to, std::move(m));
+    }) {
   net_.set_delay(settings_.min_delay, settings_.max_delay);
   if (!settings_.merge)
-    settings_.merge = [](const gossip& x, const gossip& y) {
-      return cluster::merge(x, y);
-    };
+    settings_.merge
+      = [](const gossip& x, const gossip& y) { return cluster::merge(x, y); };
 }
 
 size_t membership_world::add_node(std::vector<std::string> roles) {
@@ -223,9 +223,9 @@ void membership_world::leave(size_t by, size_t node_index) {
   auto& n = nodes_.at(by);
   if (!n.alive)
     return;
-  trace_.add(sched_.now(), fmt::format("{} asks {} to leave",
-                                       to_string(address(by)),
-                                       to_string(address(node_index))));
+  trace_.add(sched_.now(),
+             fmt::format("{} asks {} to leave", to_string(address(by)),
+                         to_string(address(node_index))));
   auto before = n.engine->state();
   handle(by, n.engine->leave(address(node_index), reading(n)), before);
 }
@@ -277,14 +277,14 @@ void membership_world::deliver(const unique_address& from,
   ++steps_;
   if (!std::holds_alternative<cluster::heartbeat>(m)
       && !std::holds_alternative<cluster::heartbeat_response>(m))
-    trace_.add(sched_.now(), fmt::format("{} -> {}: {}", to_string(from),
-                                         to_string(to),
-                                         cluster::message_name(m)));
+    trace_.add(sched_.now(),
+               fmt::format("{} -> {}: {}", to_string(from), to_string(to),
+                           cluster::message_name(m)));
   if (auto* env = std::get_if<cluster::gossip_envelope>(&m)) {
     auto& local = n.engine->state().latest_gossip();
     auto& third = third_ ? *third_ : local;
-    if (auto v = check_merge_laws_with(settings_.merge, env->gossip, local,
-                                       third))
+    if (auto v
+        = check_merge_laws_with(settings_.merge, env->gossip, local, third))
       return fail("merge_laws", *v);
     third_ = env->gossip;
   }
@@ -348,9 +348,12 @@ void membership_world::check(size_t i, const cluster::membership_effects& fx,
   auto self = n.engine->self();
   auto& g = n.engine->state().latest_gossip();
   // status_monotonic and removed_never_returns, in this node's view.
-  for (auto& [addr, at] : g.tombstones()) {
+  // A member that left this node's view was removed, tombstone or not.
+  for (auto& [addr, r] : n.ranks)
+    if (r < rank(member_status::removed) && find(g, addr) == nullptr)
+      r = rank(member_status::removed);
+  for (auto& [addr, at] : g.tombstones())
     n.ranks[addr] = rank(member_status::removed);
-  }
   for (auto& m : g.members()) {
     auto r = rank(m.status);
     auto it = n.ranks.find(m.address);
@@ -377,9 +380,9 @@ void membership_world::check(size_t i, const cluster::membership_effects& fx,
                               cluster::to_string(fx.leader_moves.front()),
                               leader ? to_string(*leader) : "none",
                               describe(bg)));
-    bool weakly_up_only = std::all_of(
-      fx.leader_moves.begin(), fx.leader_moves.end(),
-      [](auto& a) { return a.to == member_status::weakly_up; });
+    bool weakly_up_only
+      = std::all_of(fx.leader_moves.begin(), fx.leader_moves.end(),
+                    [](auto& a) { return a.to == member_status::weakly_up; });
     if (!weakly_up_only && !oracle_convergence(bg, self))
       return fail("single_leader",
                   fmt::format("{} made leader moves ({}) without convergence; "
@@ -439,8 +442,7 @@ std::string membership_world::views() const {
     if (!n.engine)
       continue;
     out += fmt::format("  node {} {} ({}): {}\n", i,
-                       to_string(n.engine->self()),
-                       n.alive ? "alive" : "dead",
+                       to_string(n.engine->self()), n.alive ? "alive" : "dead",
                        cluster::to_string(n.engine->state().latest_gossip()));
   }
   return out;
@@ -468,8 +470,7 @@ bool membership_world::converged(size_t expected) const {
     if (g.members().size() != live.size())
       return false;
     for (auto& m : g.members())
-      if (m.status != member_status::up
-          || unreachable_by_anyone(g, m.address))
+      if (m.status != member_status::up || unreachable_by_anyone(g, m.address))
         return false;
     for (auto j : live)
       if (find(g, nodes_[j].engine->self()) == nullptr)
@@ -487,7 +488,8 @@ bool membership_world::converged(size_t expected) const {
   return true;
 }
 
-// -- the random scenario -----------------------------------------------------------
+// -- the random scenario
+// -----------------------------------------------------------
 
 scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
                                     merge_fn merge, double liveness_rounds) {
@@ -585,7 +587,7 @@ scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
               }
           break;
       }
-      (void) t;
+      (void)t;
     });
   }
   scenario_result result;
@@ -620,9 +622,10 @@ scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
       if (!w.alive(i) || !w.engine(i).is_member())
         return false;
       auto self = w.engine(i).self_member();
-      return self && (self->status == member_status::up
-                      || self->status == member_status::weakly_up
-                      || self->status == member_status::joining);
+      return self
+             && (self->status == member_status::up
+                 || self->status == member_status::weakly_up
+                 || self->status == member_status::joining);
     };
     auto rejoin_orphans = [&] {
       std::vector<size_t> members;
@@ -649,8 +652,7 @@ scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
       = start
         + timespan{static_cast<int64_t>(
           liveness_rounds
-          * static_cast<double>(
-            ws.membership.gossip_interval.count()))};
+          * static_cast<double>(ws.membership.gossip_interval.count()))};
     auto expected = [&] {
       size_t k = 0;
       for (size_t i = 0; i < n; ++i)
@@ -665,9 +667,8 @@ scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
                          [&] { return w.converged(expected()); });
     }
     if (!done && !w.failure())
-      result.failure
-        = violation{"liveness",
-                    fmt::format("no convergence of the {} live nodes within "
+      result.failure = violation{
+        "liveness", fmt::format("no convergence of the {} live nodes within "
                                 "{} gossip rounds after the faults stopped",
                                 expected(), liveness_rounds)};
     result.liveness_rounds

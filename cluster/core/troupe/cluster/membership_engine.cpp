@@ -18,9 +18,10 @@ template <class... Fs>
 overload(Fs...) -> overload<Fs...>;
 
 bool is_heartbeat_target(member_status s) {
-  // Akka's heartbeat sender watches members once they are weakly up or up
-  // (joining ones only later), until they are removed.
-  return s != member_status::joining && s != member_status::removed;
+  // Every member is watched until it is removed, joining ones too: a node
+  // that dies while joining must become unreachable, or, once downed, it
+  // could never be removed (a down member is removed when unreachable).
+  return s != member_status::removed;
 }
 
 std::set<unique_address> heartbeat_nodes(const gossip& g) {
@@ -47,11 +48,10 @@ bool is_leaving_or_beyond(member_status s) {
 } // namespace
 
 const char* message_name(const membership_message& m) noexcept {
-  static constexpr const char* names[] = {
-    "init_join",   "init_join_ack",   "init_join_nack",
-    "join",        "welcome_gossip",  "gossip_envelope",
-    "gossip_status", "heartbeat",     "heartbeat_response",
-    "exiting_confirmed"};
+  static constexpr const char* names[]
+    = {"init_join",          "init_join_ack",    "init_join_nack", "join",
+       "welcome_gossip",     "gossip_envelope",  "gossip_status",  "heartbeat",
+       "heartbeat_response", "exiting_confirmed"};
   return names[m.index()];
 }
 
@@ -59,8 +59,8 @@ membership_engine::membership_engine(unique_address self,
                                      std::set<std::string> roles,
                                      membership_settings settings,
                                      join_config config,
-                                     join_config_checker checker,
-                                     uint64_t seed, planted_bug bug)
+                                     join_config_checker checker, uint64_t seed,
+                                     planted_bug bug)
   : settings_(std::move(settings)), roles_(std::move(roles)),
     config_(std::move(config)), checker_(std::move(checker)),
     state_(gossip{}, self),
@@ -76,7 +76,8 @@ std::optional<member> membership_engine::self_member() const {
   return std::nullopt;
 }
 
-// -- commands -------------------------------------------------------------------
+// -- commands
+// -------------------------------------------------------------------
 
 membership_effects membership_engine::start(clock_reading t) {
   effects out;
@@ -129,7 +130,8 @@ membership_effects membership_engine::down(const unique_address& node,
   return out;
 }
 
-// -- messages -------------------------------------------------------------------
+// -- messages
+// -------------------------------------------------------------------
 
 membership_effects membership_engine::receive(const unique_address& from,
                                               const membership_message& m,
@@ -181,34 +183,33 @@ membership_effects membership_engine::receive(const unique_address& from,
       },
     },
     m);
-  (void) from;
+  (void)from;
   return out;
 }
 
 void membership_engine::apply_join_effects(std::vector<join_effect> xs,
                                            clock_reading t, effects& out) {
   for (auto& x : xs)
-    std::visit(
-      overload{
-        [&](send_init_join& s) {
-          for (auto& ep : s.to)
-            out.send.push_back(
-              {unique_address{ep.host, ep.port, 0}, membership_message{s.message}});
-        },
-        [&](send_join& s) {
-          out.info.push_back(fmt::format("joining the cluster through {}",
-                                         to_string(s.to)));
-          out.send.push_back({s.to, membership_message{s.message}});
-        },
-        [&](join_self&) { self_join(t, out); },
-        [&](joined&) {},
-        [&](give_up& g) {
-          terminate(fmt::format("gave up joining ({}): {}",
-                                to_string(g.reason), g.message),
-                    out);
-        },
-      },
-      x);
+    std::visit(overload{
+                 [&](send_init_join& s) {
+                   for (auto& ep : s.to)
+                     out.send.push_back({unique_address{ep.host, ep.port, 0},
+                                         membership_message{s.message}});
+                 },
+                 [&](send_join& s) {
+                   out.info.push_back(fmt::format(
+                     "joining the cluster through {}", to_string(s.to)));
+                   out.send.push_back({s.to, membership_message{s.message}});
+                 },
+                 [&](join_self&) { self_join(t, out); },
+                 [&](joined&) {},
+                 [&](give_up& g) {
+                   terminate(fmt::format("gave up joining ({}): {}",
+                                         to_string(g.reason), g.message),
+                             out);
+                 },
+               },
+               x);
 }
 
 void membership_engine::self_join(clock_reading t, effects& out) {
@@ -237,8 +238,8 @@ void membership_engine::on_join(const cluster::join& m, clock_reading t,
   for (auto& existing : g.members()) {
     if (existing.address == m.node) {
       // Already a member (a retried join): welcome it again.
-      out.send.push_back({m.node, membership_message{welcome_gossip{
-                                    self(), g}}});
+      out.send.push_back(
+        {m.node, membership_message{welcome_gossip{self(), g}}});
       return;
     }
     if (existing.address.host == m.node.host
@@ -364,9 +365,9 @@ void membership_engine::on_status(const gossip_status& m, clock_reading t,
       break;
     }
     case clock_order::after: // the sender is newer: ask for its gossip
-      out.send.push_back({m.from, membership_message{gossip_status{
-                                    self(), local.version(),
-                                    local.seen_by()}}});
+      out.send.push_back(
+        {m.from, membership_message{
+                   gossip_status{self(), local.version(), local.seen_by()}}});
       break;
     case clock_order::before:
     case clock_order::concurrent:
@@ -375,7 +376,8 @@ void membership_engine::on_status(const gossip_status& m, clock_reading t,
   }
 }
 
-// -- timers -----------------------------------------------------------------------
+// -- timers
+// -----------------------------------------------------------------------
 
 membership_effects membership_engine::tick(clock_reading t) {
   effects out;
@@ -408,9 +410,9 @@ membership_effects membership_engine::tick(clock_reading t) {
     // Akka's gossip speed-up: while fewer than half of the members have
     // seen the current version, gossip three times as often.
     bool speedup = g.seen_by().size() * 2 < g.members().size();
-    next_gossip_ = t.now
-                   + (speedup ? settings_.gossip_interval / 3
-                              : settings_.gossip_interval);
+    next_gossip_
+      = t.now
+        + (speedup ? settings_.gossip_interval / 3 : settings_.gossip_interval);
   }
   return out;
 }
@@ -456,8 +458,8 @@ void membership_engine::reaper_tick(clock_reading t, effects& out) {
   }
   for (auto& x : now_reachable) {
     next.reachability().reachable(self(), x);
-    out.info.push_back(fmt::format("marking {} as reachable again",
-                                   to_string(x)));
+    out.info.push_back(
+      fmt::format("marking {} as reachable again", to_string(x)));
   }
   update_latest(std::move(next), t, out);
 }
@@ -470,8 +472,7 @@ void membership_engine::leader_actions_tick(clock_reading t, effects& out) {
       settings_.prune_gossip_tombstones_after);
   auto r = leader_actions(state_, exiting_confirmed_, t.wall, las);
   if (bug_ == planted_bug::lead_without_being_leader
-      && r.verdict == leader_actions_verdict::not_leader
-      && state_.leader()) {
+      && r.verdict == leader_actions_verdict::not_leader && state_.leader()) {
     // Planted: decide as if this node were the leader.
     membership_state as_leader{state_.latest_gossip(), *state_.leader()};
     r = leader_actions(as_leader, exiting_confirmed_, t.wall, las);
@@ -523,8 +524,7 @@ void membership_engine::gossip_tick(effects& out) {
   if (valid.empty())
     return;
   std::uniform_real_distribution<double> unit{0.0, 1.0};
-  bool prefer = !preferred.empty()
-                && unit(rng_) < different_view_probability();
+  bool prefer = !preferred.empty() && unit(rng_) < different_view_probability();
   auto& from = prefer ? preferred : valid;
   std::uniform_int_distribution<size_t> pick{0, from.size() - 1};
   gossip_to(from[pick(rng_)], out);
@@ -535,7 +535,8 @@ double membership_engine::different_view_probability() const {
   // value at `reduce` members down to a third of it at 3 * `reduce`.
   auto size = static_cast<double>(state_.latest_gossip().members().size());
   auto p = settings_.gossip_different_view_probability;
-  auto low = static_cast<double>(settings_.reduce_gossip_different_view_probability);
+  auto low
+    = static_cast<double>(settings_.reduce_gossip_different_view_probability);
   auto high = low * 3;
   if (size <= low)
     return p;
@@ -548,9 +549,8 @@ double membership_engine::different_view_probability() const {
 void membership_engine::gossip_to(const unique_address& node, effects& out) {
   auto& g = state_.latest_gossip();
   if (g.is_seen_by(node))
-    out.send.push_back(
-      {node, membership_message{gossip_status{self(), g.version(),
-                                              g.seen_by()}}});
+    out.send.push_back({node, membership_message{gossip_status{
+                                self(), g.version(), g.seen_by()}}});
   else
     send_envelope(node, out);
 }
@@ -567,7 +567,8 @@ void membership_engine::send_envelope(const unique_address& node,
                               self(), node, state_.latest_gossip()}}});
 }
 
-// -- state changes ----------------------------------------------------------------
+// -- state changes
+// ----------------------------------------------------------------
 
 void membership_engine::update_latest(gossip next, clock_reading t,
                                       effects& out) {

@@ -30,7 +30,8 @@
 
 namespace troupe::cluster {
 
-// -- gossip messages ------------------------------------------------------------
+// -- gossip messages
+// ------------------------------------------------------------
 
 /// A full gossip for `to` (Akka's GossipEnvelope). `to` carries the uid:
 /// a new incarnation ignores gossip meant for its predecessor.
@@ -102,7 +103,8 @@ using membership_message
 /// Short name of the alternative, for traces and logs (`gossip_envelope`).
 const char* message_name(const membership_message& m) noexcept;
 
-// -- effects ----------------------------------------------------------------------
+// -- effects
+// ----------------------------------------------------------------------
 
 /// Time as the engine needs it: the monotonic clock for timers and failure
 /// detection, wall time for tombstones (they travel between hosts, whose
@@ -143,7 +145,8 @@ struct membership_effects {
   }
 };
 
-// -- the engine -------------------------------------------------------------------
+// -- the engine
+// -------------------------------------------------------------------
 
 /// Bugs the simulator's tests plant to show that its invariant checkers
 /// catch them (test/sim). `none` everywhere else; no configuration key

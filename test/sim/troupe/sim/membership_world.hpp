@@ -202,10 +202,9 @@ struct scenario_result {
   size_t nodes = 0;
 };
 
-scenario_result run_random_scenario(uint64_t seed,
-                                    cluster::planted_bug bug
-                                    = cluster::planted_bug::none,
-                                    merge_fn merge = {},
-                                    double liveness_rounds = 60);
+scenario_result
+run_random_scenario(uint64_t seed,
+                    cluster::planted_bug bug = cluster::planted_bug::none,
+                    merge_fn merge = {}, double liveness_rounds = 60);
 
 } // namespace troupe::sim
