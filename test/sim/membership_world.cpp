@@ -138,9 +138,11 @@ std::optional<std::string> check_merge_laws_with(const merge_fn& merge,
 
 membership_world::membership_world(uint64_t seed, world_settings settings)
   : settings_(std::move(settings)), rng_(seed),
-    net_(sched_, rng_, [this](auto& from, auto& to, membership_message&& m) {
-      deliver(from, to, std::move(m));
-    }) {
+    net_(sched_, rng_,
+         [this](auto& from, auto& to, membership_message&& m) {
+           deliver(from, to, std::move(m));
+         }),
+    trace_(settings_.trace_lines) {
   net_.set_delay(settings_.min_delay, settings_.max_delay);
   if (!settings_.merge)
     settings_.merge

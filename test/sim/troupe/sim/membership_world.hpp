@@ -68,6 +68,8 @@ struct world_settings {
   /// Nodes with the planted bug (by index; empty: all).
   std::set<size_t> buggy_nodes;
   merge_fn merge;
+  /// Trace lines kept (the newest); golden tests keep them all.
+  size_t trace_lines = 400;
 };
 
 /// One simulated run.
