@@ -8,6 +8,7 @@ troupe_test(NAME membership_unit_tests LABEL unit
     gossip_test.cpp
     leader_actions_test.cpp
     member_test.cpp
+    membership_engine_test.cpp
     membership_state_test.cpp
     reachability_test.cpp
     vector_clock_test.cpp

@@ -47,6 +47,29 @@ bool is_leaving_or_beyond(member_status s) {
 
 } // namespace
 
+const unique_address& claimed_sender(const membership_message& m) noexcept {
+  return std::visit(
+    overload{
+      [](const init_join& x) -> const unique_address& { return x.from; },
+      [](const init_join_ack& x) -> const unique_address& { return x.address; },
+      [](const init_join_nack& x) -> const unique_address& {
+        return x.address;
+      },
+      [](const cluster::join& x) -> const unique_address& { return x.node; },
+      [](const welcome_gossip& x) -> const unique_address& { return x.from; },
+      [](const gossip_envelope& x) -> const unique_address& { return x.from; },
+      [](const gossip_status& x) -> const unique_address& { return x.from; },
+      [](const heartbeat& x) -> const unique_address& { return x.from; },
+      [](const heartbeat_response& x) -> const unique_address& {
+        return x.from;
+      },
+      [](const exiting_confirmed& x) -> const unique_address& {
+        return x.node;
+      },
+    },
+    m);
+}
+
 const char* message_name(const membership_message& m) noexcept {
   static constexpr const char* names[]
     = {"init_join",          "init_join_ack",    "init_join_nack", "join",
@@ -139,6 +162,15 @@ membership_effects membership_engine::receive(const unique_address& from,
   effects out;
   if (terminated_)
     return out;
+  if (auto claimed = claimed_sender(m); from.uid != 0 && claimed != from) {
+    // The transport authenticated `from`; a message that names another
+    // sender is a bug or a forgery, never acted on.
+    out.info.push_back(fmt::format("ignored a {} from {} that claims to "
+                                   "come from {}",
+                                   message_name(m), to_string(from),
+                                   to_string(claimed)));
+    return out;
+  }
   std::visit(
     overload{
       [&](const init_join& x) {
@@ -388,6 +420,7 @@ membership_effects membership_engine::tick(clock_reading t) {
       apply_join_effects(join_.tick(t.now), t, out);
     return out;
   }
+  first_heartbeat_timers(t);
   if (t.now >= next_heartbeat_) {
     heartbeat_tick(t, out);
     next_heartbeat_ = t.now + settings_.failure_detector.heartbeat_interval;
@@ -422,14 +455,32 @@ std::optional<timestamp> membership_engine::next_tick() const {
     return std::nullopt;
   if (!joined_)
     return join_.next_tick();
-  return std::min(
+  auto next = std::min(
     {next_gossip_, next_leader_actions_, next_reaper_, next_heartbeat_});
+  for (auto& [node, due] : first_heartbeat_due_)
+    next = std::min(next, due);
+  return next;
 }
 
 void membership_engine::heartbeat_tick(clock_reading t, effects& out) {
   auto round = heartbeat_.tick(t.now);
   for (auto& to : round.receivers)
     out.send.push_back({to, membership_message{round.heartbeat}});
+  // A receiver that never answers must still become unreachable: start
+  // its detector after expected_response_after (Akka's
+  // ExpectedFirstHeartbeat).
+  auto due = t.now + settings_.failure_detector.expected_response_after;
+  for (auto& node : round.first_heartbeat_to)
+    first_heartbeat_due_.emplace_back(node, due);
+}
+
+void membership_engine::first_heartbeat_timers(clock_reading t) {
+  std::erase_if(first_heartbeat_due_, [&](auto& entry) {
+    if (entry.second > t.now)
+      return false;
+    heartbeat_.expected_first_heartbeat(entry.first, t.now);
+    return true;
+  });
 }
 
 void membership_engine::reaper_tick(clock_reading t, effects& out) {

@@ -103,6 +103,11 @@ using membership_message
 /// Short name of the alternative, for traces and logs (`gossip_envelope`).
 const char* message_name(const membership_message& m) noexcept;
 
+/// The sender a message names (its `from`, `address` or `node` field). The
+/// engine ignores a message whose named sender is not the transport's
+/// authenticated sender.
+const unique_address& claimed_sender(const membership_message& m) noexcept;
+
 // -- effects
 // ----------------------------------------------------------------------
 
@@ -208,7 +213,9 @@ public:
   /// down if `shutdown_when_downed`.
   membership_effects down(const unique_address& node, clock_reading t);
 
-  /// A message from `from` (the transport's authenticated sender).
+  /// A message from `from` (the transport's authenticated sender; with
+  /// uid 0 the named sender is not checked). A message that names another
+  /// sender is ignored with an INFO line.
   membership_effects receive(const unique_address& from,
                              const membership_message& m, clock_reading t);
 
@@ -271,6 +278,7 @@ private:
   void leader_actions_tick(clock_reading t, effects& out);
   void reaper_tick(clock_reading t, effects& out);
   void heartbeat_tick(clock_reading t, effects& out);
+  void first_heartbeat_timers(clock_reading t);
 
   /// Makes `next` (a changed gossip) the latest: versioned by this node and
   /// seen only by it (Akka's updateLatestGossip), then publishes.
@@ -303,6 +311,8 @@ private:
   timestamp next_heartbeat_{};
   /// Since when the leader has seen no convergence (weakly up timer).
   std::optional<timestamp> unconverged_since_;
+  /// Receivers whose first heartbeat response is awaited, and until when.
+  std::vector<std::pair<unique_address, timestamp>> first_heartbeat_due_;
   std::set<unique_address> exiting_confirmed_;
   bool confirmed_exit_ = false;
   planted_bug bug_;

@@ -1,0 +1,131 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "troupe/cluster/membership_engine.hpp"
+
+// The membership engine alone: the rules that the simulator's random runs
+// may not hit every time. (The simulator, test/sim, covers the protocol as
+// a whole.)
+
+using namespace std::chrono_literals;
+using namespace troupe::cluster;
+
+namespace {
+
+const unique_address a{"10.0.0.1", 2552, 11};
+const unique_address b{"10.0.0.2", 2552, 22};
+const unique_address b2{"10.0.0.2", 2552, 23}; // b restarted
+
+clock_reading at(std::chrono::milliseconds ms) {
+  return {troupe::runtime::timestamp{1h + ms},
+          wall_time{std::chrono::milliseconds{1'700'000'000'000} + ms}};
+}
+
+membership_engine make(const unique_address& self) {
+  join_config config{{"cluster.name", "t"}, {"troupe.protocol_version", "1"}};
+  return membership_engine{
+    self, {}, membership_settings{}, config, default_join_config_checker(), 1};
+}
+
+// `a` alone as the first and only seed: a one-member cluster.
+membership_engine founder() {
+  auto e = make(a);
+  e.join({endpoint{a.host, a.port}}, at(0ms));
+  for (auto t = 0ms;
+       t < 3000ms
+       && !(e.self_member() && e.self_member()->status == member_status::up);
+       t += 100ms)
+    e.tick(at(t));
+  REQUIRE(e.is_member());
+  REQUIRE(e.self_member()->status == member_status::up);
+  return e;
+}
+
+template <class T>
+size_t count_sent(const membership_effects& fx, const unique_address& to) {
+  return static_cast<size_t>(
+    std::count_if(fx.send.begin(), fx.send.end(), [&](auto& s) {
+      return s.to == to && std::holds_alternative<T>(s.message);
+    }));
+}
+
+} // namespace
+
+TEST_CASE("membership engine: the only seed founds the cluster and is up") {
+  auto e = founder();
+  CHECK(e.state().leader() == a);
+  CHECK(e.state().latest_gossip().members().size() == 1);
+}
+
+TEST_CASE("membership engine: a join is welcomed once per join, also when "
+          "retried") {
+  auto e = founder();
+  auto fx = e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  CHECK(count_sent<welcome_gossip>(fx, b) == 1);
+  REQUIRE(e.state().latest_gossip().find(b) != nullptr);
+  CHECK(e.state().latest_gossip().find(b)->status == member_status::joining);
+  auto again = e.receive(b, membership_message{join{b, {}, {}}}, at(6s));
+  CHECK(count_sent<welcome_gossip>(again, b) == 1);
+  CHECK(e.state().latest_gossip().members().size() == 2);
+}
+
+TEST_CASE("membership engine: a new incarnation's join downs the old one and "
+          "is not welcomed yet") {
+  auto e = founder();
+  e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  auto fx = e.receive(b2, membership_message{join{b2, {}, {}}}, at(6s));
+  CHECK(count_sent<welcome_gossip>(fx, b2) == 0);
+  REQUIRE(e.state().latest_gossip().find(b) != nullptr);
+  CHECK(e.state().latest_gossip().find(b)->status == member_status::down);
+  CHECK(e.state().latest_gossip().find(b2) == nullptr);
+}
+
+TEST_CASE("membership engine: a removed uid is never let in again") {
+  auto e = founder();
+  e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  e.down(b, at(6s));
+  // The leader removes the down member once it is unreachable: b never
+  // sent a heartbeat, so after the detector's pause it is.
+  for (std::chrono::milliseconds t = 6s; t < 30s; t += 100ms)
+    e.tick(at(t));
+  REQUIRE(e.state().latest_gossip().tombstones().count(b) == 1);
+  auto fx = e.receive(b, membership_message{join{b, {}, {}}}, at(31s));
+  CHECK(count_sent<welcome_gossip>(fx, b) == 0);
+  CHECK(e.state().latest_gossip().find(b) == nullptr);
+}
+
+TEST_CASE("membership engine: a message naming another sender is ignored") {
+  auto e = founder();
+  // b claims, over its own authenticated connection, to be b2.
+  auto fx = e.receive(b, membership_message{join{b2, {}, {}}}, at(5s));
+  CHECK(fx.send.empty());
+  CHECK(e.state().latest_gossip().members().size() == 1);
+  REQUIRE(fx.info.size() == 1);
+  CHECK(fx.info[0].find("claims to come from") != std::string::npos);
+}
+
+TEST_CASE("membership engine: heartbeats are answered by members only") {
+  auto outsider = make(b);
+  auto fx
+    = outsider.receive(a, membership_message{heartbeat{a, 1, 0ms}}, at(1s));
+  CHECK(fx.send.empty());
+  auto e = founder();
+  auto answered
+    = e.receive(b, membership_message{heartbeat{b, 7, 5ms}}, at(5s));
+  REQUIRE(count_sent<heartbeat_response>(answered, b) == 1);
+  auto& rsp = std::get<heartbeat_response>(answered.send[0].message);
+  CHECK(rsp.sequence_nr == 7);
+  CHECK(rsp.from == a);
+}
+
+TEST_CASE("membership engine: a downed node shuts itself down") {
+  auto e = founder();
+  e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  auto fx = e.down(a, at(6s));
+  REQUIRE(fx.shutdown);
+  CHECK(fx.shutdown->find("downed") != std::string::npos);
+  CHECK(e.is_terminated());
+  CHECK(e.tick(at(7s)).empty());
+}
