@@ -135,10 +135,11 @@ bool membership_state::is_min_nr_of_members_fulfilled(
   const auto& members = latest_.members();
   if (members.size() < settings.min_nr_of_members)
     return false;
-  for (const auto& [role, minimum] : settings.min_nr_of_members_of_role) {
+  for (const auto& entry : settings.min_nr_of_members_of_role) {
+    const auto& role = entry.first; // a named variable: lambdas capture it
     auto n = std::count_if(members.begin(), members.end(),
                            [&](const member& m) { return m.has_role(role); });
-    if (static_cast<size_t>(n) < minimum)
+    if (static_cast<size_t>(n) < entry.second)
       return false;
   }
   return true;
