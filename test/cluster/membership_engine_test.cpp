@@ -129,3 +129,20 @@ TEST_CASE("membership engine: a downed node shuts itself down") {
   CHECK(e.is_terminated());
   CHECK(e.tick(at(7s)).empty());
 }
+
+TEST_CASE("membership engine: an invalid gossip is ignored with its reason") {
+  auto e = founder();
+  e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  auto bad = e.state().latest_gossip();
+  auto members = bad.members();
+  members[1].status = static_cast<member_status>(42); // from a buggy peer
+  bad.update(members);
+  auto before = e.state().latest_gossip();
+  auto fx
+    = e.receive(b, membership_message{gossip_envelope{b, a, bad}}, at(6s));
+  CHECK(e.state().latest_gossip() == before);
+  CHECK(fx.send.empty());
+  REQUIRE(fx.info.size() == 1);
+  CHECK(fx.info[0].find("has status 42, which is no member status")
+        != std::string::npos);
+}

@@ -283,6 +283,10 @@ void membership_world::deliver(const unique_address& from,
                fmt::format("{} -> {}: {}", to_string(from), to_string(to),
                            cluster::message_name(m)));
   if (auto* env = std::get_if<cluster::gossip_envelope>(&m)) {
+    if (auto v = cluster::check_invariants(env->gossip))
+      return fail(
+        "gossip_invariants",
+        fmt::format("{} sent an invalid gossip: {}", to_string(from), *v));
     auto& local = n.engine->state().latest_gossip();
     auto& third = third_ ? *third_ : local;
     if (auto v

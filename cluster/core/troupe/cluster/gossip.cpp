@@ -185,8 +185,17 @@ std::optional<std::string> check_invariants(const gossip& x) {
     if (i > 0 && !(members[i - 1].address < m.address))
       return "members not sorted and unique by address at "
              + runtime::to_string(m.address);
+    if (static_cast<uint8_t>(m.status)
+        > static_cast<uint8_t>(member_status::removed))
+      return "member " + runtime::to_string(m.address) + " has status "
+             + std::to_string(static_cast<int>(m.status))
+             + ", which is no member status";
     if (m.status == member_status::removed)
       return "member " + runtime::to_string(m.address) + " has status removed";
+    if (!std::is_sorted(m.roles.begin(), m.roles.end())
+        || std::adjacent_find(m.roles.begin(), m.roles.end()) != m.roles.end())
+      return "member " + runtime::to_string(m.address)
+             + " has roles that are not sorted and unique";
     if (x.tombstones().count(m.address) > 0)
       return "member " + runtime::to_string(m.address) + " is tombstoned";
   }
@@ -201,6 +210,12 @@ std::optional<std::string> check_invariants(const gossip& x) {
     return "non-members in the seen set: " + node_list(bad);
   std::set<unique_address> in_reachability;
   for (const auto& r : x.reachability().records()) {
+    if (static_cast<uint8_t>(r.status)
+        > static_cast<uint8_t>(reachability_status::terminated))
+      return "reachability record " + runtime::to_string(r.observer) + " -> "
+             + runtime::to_string(r.subject) + " has status "
+             + std::to_string(static_cast<int>(r.status))
+             + ", which is no reachability status";
     in_reachability.insert(r.observer);
     in_reachability.insert(r.subject);
   }

@@ -298,9 +298,20 @@ void membership_engine::on_join(const cluster::join& m, clock_reading t,
                                 self(), state_.latest_gossip()}}});
 }
 
+bool membership_engine::valid(const gossip& g, const char* kind,
+                              const unique_address& from, effects& out) const {
+  auto problem = check_invariants(g);
+  if (!problem)
+    return true;
+  out.info.push_back(fmt::format("ignored an invalid {} from {}: {}", kind,
+                                 to_string(from), *problem));
+  return false;
+}
+
 void membership_engine::on_welcome(const welcome_gossip& m, clock_reading t,
                                    effects& out) {
-  if (joined_ || !m.gossip.has_member(self()))
+  if (joined_ || !m.gossip.has_member(self())
+      || !valid(m.gossip, "welcome_gossip", m.from, out))
     return;
   if (join_.state() != join_state::awaiting_welcome
       && join_.state() != join_state::joining_seed)
@@ -319,7 +330,8 @@ void membership_engine::on_welcome(const welcome_gossip& m, clock_reading t,
 
 void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
                                   effects& out) {
-  if (!joined_ || m.to != self())
+  if (!joined_ || m.to != self()
+      || !valid(m.gossip, "gossip_envelope", m.from, out))
     return;
   auto& local = state_.latest_gossip();
   auto& remote = m.gossip;

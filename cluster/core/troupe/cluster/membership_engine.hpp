@@ -271,6 +271,11 @@ private:
                           effects& out);
   void self_join(clock_reading t, effects& out);
   void on_join(const cluster::join& m, clock_reading t, effects& out);
+  /// False (and an INFO line naming the problem) when a received gossip
+  /// breaks the gossip invariants (`check_invariants`): a buggy or foreign
+  /// peer's gossip is never merged.
+  bool valid(const gossip& g, const char* kind, const unique_address& from,
+             effects& out) const;
   void on_welcome(const welcome_gossip& m, clock_reading t, effects& out);
   void on_gossip(const gossip_envelope& m, clock_reading t, effects& out);
   void on_status(const gossip_status& m, clock_reading t, effects& out);
