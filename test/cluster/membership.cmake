@@ -12,3 +12,12 @@ troupe_test(NAME membership_unit_tests LABEL unit
     reachability_test.cpp
     vector_clock_test.cpp
   LINK troupe_cluster_core)
+
+# ---- The cluster daemon (CAF shell) on the deterministic coordinator and
+# the simulated transport. ------------------------------------------------
+troupe_test(NAME cluster_daemon_actor_tests LABEL actor
+  SOURCES
+    cluster_daemon_sim_test.cpp
+  LINK troupe_cluster)
+target_include_directories(cluster_daemon_actor_tests PRIVATE
+  ${PROJECT_SOURCE_DIR}/test/support)

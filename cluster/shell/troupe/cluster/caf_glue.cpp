@@ -3,8 +3,8 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
 
-#include "troupe/cluster/errc.hpp"
 #include "troupe/cluster/cluster_daemon.hpp"
+#include "troupe/cluster/errc.hpp"
 #include "troupe/cluster/inbound_actor.hpp"
 #include "troupe/cluster/membership_errc.hpp"
 #include "troupe/cluster/membership_settings.hpp"
@@ -42,8 +42,7 @@ void add_membership_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<gossip_envelope>("troupe.cluster.gossip_envelope");
   cfg.add_message_type<gossip_status>("troupe.cluster.gossip_status");
   cfg.add_message_type<heartbeat>("troupe.cluster.heartbeat");
-  cfg.add_message_type<heartbeat_response>(
-    "troupe.cluster.heartbeat_response");
+  cfg.add_message_type<heartbeat_response>("troupe.cluster.heartbeat_response");
   cfg.add_message_type<exiting_confirmed>("troupe.cluster.exiting_confirmed");
   cfg.add_message_type<member_joined>("troupe.cluster.member_joined");
   cfg.add_message_type<member_weakly_up>("troupe.cluster.member_weakly_up");
@@ -52,8 +51,7 @@ void add_membership_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<member_exited>("troupe.cluster.member_exited");
   cfg.add_message_type<member_downed>("troupe.cluster.member_downed");
   cfg.add_message_type<member_removed>("troupe.cluster.member_removed");
-  cfg.add_message_type<unreachable_member>(
-    "troupe.cluster.unreachable_member");
+  cfg.add_message_type<unreachable_member>("troupe.cluster.unreachable_member");
   cfg.add_message_type<reachable_member>("troupe.cluster.reachable_member");
   cfg.add_message_type<leader_changed>("troupe.cluster.leader_changed");
   cfg.add_message_type<role_leader_changed>(

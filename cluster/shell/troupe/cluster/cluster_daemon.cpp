@@ -31,6 +31,7 @@ struct daemon_state {
   std::optional<runtime::caf_clock_source> own_clock;
   const runtime::clock_source* clock = nullptr;
   std::vector<caf::actor> subscribers;
+  runtime::timespan quarantine_after{0};
   /// The due time of the tick in flight, if any.
   std::optional<timestamp> scheduled;
   runtime::logger log{"cluster"};
@@ -53,7 +54,7 @@ void send_all(daemon_state& st, const std::vector<outbound_message>& xs) {
     if (auto err = st.remoting.send(remote_ref{x.to, daemon_name}, msg, {},
                                     lane::control))
       st.log.debug("membership message {} to {} not sent: {}",
-                    message_name(x.message), to_string(x.to), err.message);
+                   message_name(x.message), to_string(x.to), err.message);
   }
 }
 
@@ -80,7 +81,7 @@ void execute(daemon_self self, membership_effects fx) {
   send_all(st, fx.send);
   publish(self, fx.events);
   for (auto& node : fx.removed)
-    st.remoting.remove_node(node, "removed from the cluster membership");
+    self->delayed_send(self, st.quarantine_after, quarantine_atom::value, node);
   for (auto& line : fx.info)
     st.log.info("{}", line);
   if (fx.shutdown) {
@@ -103,11 +104,10 @@ void subscribe(daemon_self self, const caf::actor& sub) {
 
 void unsubscribe(daemon_self self, const caf::actor_addr& sub) {
   auto& subs = self->state.subscribers;
-  subs.erase(std::remove_if(subs.begin(), subs.end(),
-                            [&](const caf::actor& x) {
-                              return x.address() == sub;
-                            }),
-             subs.end());
+  subs.erase(
+    std::remove_if(subs.begin(), subs.end(),
+                   [&](const caf::actor& x) { return x.address() == sub; }),
+    subs.end());
 }
 
 // One handler per membership message alternative.
@@ -153,10 +153,13 @@ cluster_daemon::behavior_type make_behavior(daemon_self self,
     [self](state_atom) { return self->state.engine->snapshot(); },
     [self](tick_atom, int64_t due) {
       auto& st = self->state;
-      if (st.scheduled
-          && st.scheduled->time_since_epoch().count() == due)
+      if (st.scheduled && st.scheduled->time_since_epoch().count() == due)
         st.scheduled.reset();
       execute(self, st.engine->tick(read_clock(st)));
+    },
+    [self](quarantine_atom, const unique_address& node) {
+      self->state.remoting.remove_node(node,
+                                       "removed from the cluster membership");
     },
     [self](start_atom) {
       auto& st = self->state;
@@ -170,6 +173,7 @@ cluster_daemon::behavior_type daemon(daemon_self self, remoting_handle remoting,
   auto& st = self->state;
   st.remoting = std::move(remoting);
   st.on_shutdown = std::move(settings.on_shutdown);
+  st.quarantine_after = settings.quarantine_removed_after;
   if (settings.clock) {
     st.clock = settings.clock;
   } else {

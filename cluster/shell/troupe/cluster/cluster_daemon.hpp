@@ -47,6 +47,7 @@ using self_member_atom = caf::atom_constant<caf::atom("selfmember")>;
 using state_atom = caf::atom_constant<caf::atom("state")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
+using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
 
 namespace detail {
 
@@ -55,16 +56,18 @@ struct daemon_actor_of;
 
 template <class... Ts>
 struct daemon_actor_of<std::variant<Ts...>> {
-  using type = caf::typed_actor<
-    caf::reacts_to<remote_ref, Ts>...,
-    caf::reacts_to<join_atom, std::vector<endpoint>>,
-    caf::reacts_to<leave_atom, unique_address>,
-    caf::reacts_to<down_atom, unique_address>,
-    caf::reacts_to<subscribe_atom, caf::actor>,
-    caf::reacts_to<unsubscribe_atom, caf::actor>,
-    caf::replies_to<self_member_atom>::with<member>,
-    caf::replies_to<state_atom>::with<current_cluster_state>,
-    caf::reacts_to<tick_atom, int64_t>, caf::reacts_to<start_atom>>;
+  using type
+    = caf::typed_actor<caf::reacts_to<remote_ref, Ts>...,
+                       caf::reacts_to<join_atom, std::vector<endpoint>>,
+                       caf::reacts_to<leave_atom, unique_address>,
+                       caf::reacts_to<down_atom, unique_address>,
+                       caf::reacts_to<subscribe_atom, caf::actor>,
+                       caf::reacts_to<unsubscribe_atom, caf::actor>,
+                       caf::replies_to<self_member_atom>::with<member>,
+                       caf::replies_to<state_atom>::with<current_cluster_state>,
+                       caf::reacts_to<tick_atom, int64_t>,
+                       caf::reacts_to<start_atom>,
+                       caf::reacts_to<quarantine_atom, unique_address>>;
 };
 
 } // namespace detail
@@ -83,7 +86,9 @@ struct daemon_actor_of<std::variant<Ts...>> {
 ///   epoch of the tick it was scheduled for);
 /// - `(start)`: starts the engine (sent once by `spawn_cluster_daemon`
 ///   after publishing, so that no answer to the first InitJoin finds the
-///   name unpublished).
+///   name unpublished);
+/// - `(quarantine, node)`: the daemon's own timer: `node` was removed
+///   `quarantine_removed_after` ago; remoting removes it now.
 using cluster_daemon = detail::daemon_actor_of<membership_message>::type;
 
 /// Called once, on the daemon's thread, when the engine decides this node
@@ -105,6 +110,13 @@ struct cluster_daemon_settings {
   uint64_t seed = 0;
   /// See `shutdown_hook`; empty: only logged.
   shutdown_hook on_shutdown;
+  /// How long after its removal a node is removed from remoting (which
+  /// quarantines its uid in the transport and fires the remote watches on
+  /// it): the removed node must still receive the gossip that removed it,
+  /// or it would never learn it and stop (Akka Artery's
+  /// quarantine-removed-node-after, 5 s). Unlike Akka, watches fire at
+  /// quarantine, not at removal.
+  runtime::timespan quarantine_removed_after = std::chrono::seconds{5};
   /// The monotonic clock for the engine; nullptr: the actor system's clock
   /// (simulated under CAF's test coordinator). Must outlive the daemon.
   const runtime::clock_source* clock = nullptr;

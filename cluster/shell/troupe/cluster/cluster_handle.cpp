@@ -34,9 +34,9 @@ runtime::expected<T> ask(caf::actor_system* sys, const cluster_daemon& daemon,
     .receive([&](T& x) { result.emplace(std::move(x)); },
              [&](caf::error& err) {
                auto text = runtime::error_message(err);
-               result.emplace(runtime::error{
-                 "cluster", static_cast<uint8_t>(err.code()),
-                 text.empty() ? sys->render(err) : text});
+               result.emplace(
+                 runtime::error{"cluster", static_cast<uint8_t>(err.code()),
+                                text.empty() ? sys->render(err) : text});
              });
   return std::move(*result);
 }
@@ -66,7 +66,8 @@ cluster_handle::start(runtime::node& node, remoting_handle remoting,
   cluster_daemon_settings s;
   s.membership = std::move(*membership);
   s.config = join_config{
-    {std::string{cluster_name_key}, node.cfg().get<std::string>("cluster.name")},
+    {std::string{cluster_name_key},
+     node.cfg().get<std::string>("cluster.name")},
     {std::string{protocol_version_key}, std::to_string(protocol_version)}};
   s.on_shutdown = hook ? std::move(hook)
                        : [](const std::string&) { runtime::request_stop(); };
@@ -109,8 +110,7 @@ cluster_handle::self_member(runtime::timespan timeout) const {
 
 runtime::expected<current_cluster_state>
 cluster_handle::state(runtime::timespan timeout) const {
-  return ask<current_cluster_state>(sys_, daemon_, timeout,
-                                    state_atom::value);
+  return ask<current_cluster_state>(sys_, daemon_, timeout, state_atom::value);
 }
 
 void cluster_handle::stop() const {

@@ -102,8 +102,8 @@ public:
   /// This node's member record (blocking). Errors: membership_errc::
   /// unknown_member while not a member; CAF's request_timeout after
   /// `timeout`.
-  runtime::expected<member>
-  self_member(runtime::timespan timeout = std::chrono::seconds{5}) const;
+  runtime::expected<member> self_member(runtime::timespan timeout
+                                        = std::chrono::seconds{5}) const;
 
   /// A snapshot of the membership as this node sees it (blocking).
   runtime::expected<current_cluster_state>
