@@ -21,3 +21,10 @@ troupe_test(NAME cluster_daemon_actor_tests LABEL actor
   LINK troupe_cluster)
 target_include_directories(cluster_daemon_actor_tests PRIVATE
   ${PROJECT_SOURCE_DIR}/test/support)
+
+# The cluster daemon on the real TCP transport on loopback (real time).
+troupe_test(NAME cluster_daemon_tcp_tests LABEL integration
+  SOURCES
+    cluster_daemon_tcp_test.cpp
+  LINK troupe_cluster troupe_test_support
+  TIMEOUT 180)
