@@ -79,7 +79,8 @@ using nodes = std::vector<std::unique_ptr<cluster_node>>;
 /// it.
 nodes start_cluster(size_t n) {
   nodes xs;
-  xs.push_back(std::make_unique<cluster_node>(std::vector<cluster::endpoint>{}));
+  xs.push_back(
+    std::make_unique<cluster_node>(std::vector<cluster::endpoint>{}));
   for (size_t i = 1; i < n; ++i)
     xs.push_back(std::make_unique<cluster_node>(
       std::vector<cluster::endpoint>{xs.front()->ep()}));
@@ -116,9 +117,7 @@ TEST_CASE("cluster daemon (tcp): leave moves the member through exiting to "
   auto leaving = xs[2]->addr();
   xs[1]->handle.leave(leaving);
   CHECK(eventually(
-    [&] {
-      return all_up(xs[0]->state(), 2) && all_up(xs[1]->state(), 2);
-    },
+    [&] { return all_up(xs[0]->state(), 2) && all_up(xs[1]->state(), 2); },
     20s));
   for (size_t i = 0; i < 2; ++i) {
     auto& log = *xs[i]->events;
@@ -152,9 +151,9 @@ TEST_CASE("cluster daemon (tcp): a node stopped without leaving becomes "
   auto bound = s.failure_detector.acceptable_heartbeat_pause
                + 10 * s.failure_detector.heartbeat_interval
                + s.unreachable_nodes_reaper_interval + 3s;
-  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took)
-                    .count()
-               << " ms");
+  INFO("took "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+       << " ms");
   CHECK(took < bound);
   CHECK(took > s.failure_detector.acceptable_heartbeat_pause / 2);
 }
@@ -166,8 +165,8 @@ TEST_CASE("cluster daemon (tcp): a blackholed node becomes unreachable and "
   auto& isolated = *xs[2];
   auto set_all = [&](cluster::link_fault fault) {
     for (size_t i = 0; i < 2; ++i)
-      for (auto dir : {cluster::direction::outbound,
-                       cluster::direction::inbound})
+      for (auto dir :
+           {cluster::direction::outbound, cluster::direction::inbound})
         isolated.base->remoting.transport().set_fault(xs[i]->ep(), dir, fault);
   };
   set_all(cluster::link_fault{true});
@@ -180,8 +179,7 @@ TEST_CASE("cluster daemon (tcp): a blackholed node becomes unreachable and "
   set_all(cluster::link_fault{});
   CHECK(eventually(
     [&] {
-      return xs[0]->events->has("reachable_member",
-                                to_string(isolated.addr()))
+      return xs[0]->events->has("reachable_member", to_string(isolated.addr()))
              && xs[0]->state().unreachable.empty();
     },
     20s));
