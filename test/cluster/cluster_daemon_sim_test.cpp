@@ -50,6 +50,19 @@ public:
     return *h;
   }
 
+  /// Starts a, b and c (c with its own shutdown log) joining through a,
+  /// and waits until all three are up.
+  std::vector<cluster_handle>
+  start_three(std::shared_ptr<shutdown_log> stops,
+              std::shared_ptr<shutdown_log> c_stops) {
+    std::vector<cluster_handle> hs{start(a, {ep(a)}, stops),
+                                   start(b, {ep(a)}, stops),
+                                   start(c, {ep(a)}, std::move(c_stops))};
+    w.advance(10s);
+    REQUIRE(all_up(state(hs[0]), 3));
+    return hs;
+  }
+
   remoting_handle remoting(size_t i) {
     return remotings_.at(i);
   }
@@ -119,11 +132,8 @@ TEST_CASE("cluster daemon (sim): leave moves a member through exiting to "
   daemon_world x;
   auto stops = std::make_shared<shutdown_log>();
   auto c_stops = std::make_shared<shutdown_log>();
-  auto A = x.start(a, {ep(a)}, stops);
-  auto B = x.start(b, {ep(a)}, stops);
-  auto C = x.start(c, {ep(a)}, c_stops);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(A), 3));
+  auto hs = x.start_three(stops, c_stops);
+  auto &A = hs[0], &B = hs[1];
   auto log = x.subscribe(B);
   A.leave(c);
   x.w.advance(10s);
@@ -147,11 +157,8 @@ TEST_CASE("cluster daemon (sim): down removes a member, fires the remote "
   daemon_world x;
   auto stops = std::make_shared<shutdown_log>();
   auto c_stops = std::make_shared<shutdown_log>();
-  auto A = x.start(a, {ep(a)}, stops);
-  auto B = x.start(b, {ep(a)}, stops);
-  auto C = x.start(c, {ep(a)}, c_stops);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(A), 3));
+  auto hs = x.start_three(stops, c_stops);
+  auto &A = hs[0], &B = hs[1];
   // A watches an actor published on C.
   auto [target, target_log] = x.w.spawn_recorder();
   REQUIRE(x.remoting(2).publish("svc", target));
@@ -176,11 +183,8 @@ TEST_CASE("cluster daemon (sim): a crashed node becomes unreachable for the "
           "others' subscribers") {
   daemon_world x;
   auto stops = std::make_shared<shutdown_log>();
-  auto A = x.start(a, {ep(a)}, stops);
-  auto B = x.start(b, {ep(a)}, stops);
-  auto C = x.start(c, {ep(a)}, stops);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(A), 3));
+  auto hs = x.start_three(stops, stops);
+  auto &A = hs[0], &B = hs[1];
   auto log = x.subscribe(A);
   x.w.net().crash(ep(c));
   x.w.advance(5s);

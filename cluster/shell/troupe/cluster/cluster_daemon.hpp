@@ -30,6 +30,12 @@
 /// nodes from remoting (quarantine, remote watches fire), log INFO lines,
 /// and finally call the shutdown hook. Applications use `cluster_handle`
 /// (cluster_handle.hpp); this header is the actor's protocol.
+///
+/// Threading: the engine lives in the actor's state and is touched only by
+/// the actor; `spawn_cluster_daemon` may be called from any thread. The
+/// shutdown hook runs on the daemon's thread and must not block on the
+/// actor system (request a stop instead). docs/design/cluster-daemon.md
+/// explains the effects, the timer and the quarantine delay.
 
 namespace troupe::cluster {
 
