@@ -2,6 +2,7 @@
 
 #include "cluster_daemon_support.hpp"
 #include "sim_remoting.hpp"
+#include "troupe/cluster/message_codec.hpp"
 
 // The cluster daemon's wiring on CAF's deterministic coordinator and the
 // simulated transport: messages travel through remoting, timers run on
@@ -207,4 +208,26 @@ TEST_CASE("cluster daemon (sim): a node with another protocol version is "
   REQUIRE(d_stops->count() == 1);
   CHECK_THAT(d_stops->first(), Catch::Contains("troupe.protocol_version"));
   CHECK(all_up(x.state(A), 1));
+}
+
+TEST_CASE("cluster daemon (sim): a snapshot with leaders and role leaders "
+          "and an event with an empty leader survive CAF's serializer") {
+  deterministic_system sys{{cluster::add_cluster_types}};
+  current_cluster_state s;
+  s.members.push_back(
+    cluster::member{a, cluster::member_status::up, {"web"}, 1});
+  s.unreachable.push_back(s.members.front());
+  s.seen_by = {a, b};
+  s.leader = a;
+  s.role_leaders = {{"web", a}, {"db", std::nullopt}};
+  cluster::leader_changed none{std::nullopt};
+  std::vector<char> buf;
+  REQUIRE(!cluster::encode_message(sys.sys(), caf::make_message(s, none), buf));
+  auto got = cluster::decode_message(sys.sys(), std::as_bytes(std::span{buf}),
+                                     remote_ref{b, ""});
+  REQUIRE(got);
+  REQUIRE(got->match_elements<remote_ref, current_cluster_state,
+                              cluster::leader_changed>());
+  CHECK(got->get_as<current_cluster_state>(1) == s);
+  CHECK(got->get_as<cluster::leader_changed>(2) == none);
 }
