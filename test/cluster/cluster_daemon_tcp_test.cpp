@@ -216,3 +216,62 @@ TEST_CASE("cluster daemon (tcp): a node with an incompatible join "
   CHECK_THAT(odd.stops->first(), Catch::Contains("troupe.protocol_version"));
   CHECK(all_up(xs[0]->state(), 1));
 }
+
+namespace {
+
+/// A node started from configuration, as an application's main() would.
+std::unique_ptr<runtime::node> configured_node(std::vector<std::string> args) {
+  runtime::node_options opts;
+  opts.modules = {cluster::cluster_module()};
+  for (auto x : {"--cluster.name=it", "--cluster.host=127.0.0.1",
+                 "--cluster.port=0", "--cluster.gossip_interval=200ms",
+                 "--cluster.leader_actions_interval=200ms",
+                 "--cluster.seed_node_timeout=1s",
+                 "--cluster.failure_detector.heartbeat_interval=100ms",
+                 "--cluster.failure_detector.acceptable_heartbeat_pause=1s"})
+    args.emplace_back(x);
+  args.push_back("--cluster.secret=" + test_secret);
+  opts.sources.args = std::move(args);
+  auto node = runtime::node::start(std::move(opts));
+  if (!node)
+    FAIL(node.error().message);
+  return std::move(*node);
+}
+
+} // namespace
+
+TEST_CASE("cluster daemon (tcp): nodes started from configuration join "
+          "through cluster.seed_nodes, and a downed node's hook runs") {
+  auto first = configured_node({});
+  auto first_remoting = cluster::remoting_handle::start(*first);
+  REQUIRE(first_remoting);
+  auto first_stops = std::make_shared<shutdown_log>();
+  auto c1 = cluster_handle::start(*first, *first_remoting, first_stops->hook());
+  REQUIRE(c1);
+  // No seed nodes configured: join through the API (founds the cluster).
+  c1->join({cluster::endpoint_of(c1->self_address())});
+  auto seed = to_string(cluster::endpoint_of(c1->self_address()));
+  auto second = configured_node({"--cluster.seed_nodes=" + seed});
+  auto second_remoting = cluster::remoting_handle::start(*second);
+  REQUIRE(second_remoting);
+  auto second_stops = std::make_shared<shutdown_log>();
+  auto c2
+    = cluster_handle::start(*second, *second_remoting, second_stops->hook());
+  REQUIRE(c2);
+  CHECK(eventually(
+    [&] {
+      auto s1 = c1->state();
+      auto s2 = c2->state();
+      return s1 && s2 && all_up(*s1, 2) && all_up(*s2, 2);
+    },
+    20s));
+  auto me = c2->self_member();
+  REQUIRE(me);
+  CHECK(me->address == c2->self_address());
+  CHECK(me->status == cluster::member_status::up);
+  c1->down(c2->self_address());
+  CHECK(eventually([&] { return second_stops->count() == 1; }, 20s));
+  CHECK(first_stops->count() == 0);
+  second->shutdown();
+  first->shutdown();
+}
