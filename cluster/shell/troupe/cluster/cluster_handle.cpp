@@ -1,9 +1,11 @@
 #include "troupe/cluster/cluster_handle.hpp"
 
+#include <optional>
 #include <string>
 #include <utility>
 
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
