@@ -10,3 +10,8 @@ target_sources(troupe_cluster_core PRIVATE
   ${dir}/core/troupe/cluster/reachability.cpp
   ${dir}/core/troupe/cluster/vector_clock.cpp)
 target_sources(troupe_cluster_core PRIVATE ${dir}/core/troupe/cluster/membership_engine.cpp)
+# The cluster daemon (CAF shell over the membership engine) and the
+# application's cluster_handle, in troupe_cluster.
+target_sources(troupe_cluster PRIVATE
+  ${dir}/shell/troupe/cluster/cluster_daemon.cpp
+  ${dir}/shell/troupe/cluster/cluster_handle.cpp)

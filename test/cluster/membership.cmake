@@ -13,3 +13,19 @@ troupe_test(NAME membership_unit_tests LABEL unit
     reachability_test.cpp
     vector_clock_test.cpp
   LINK troupe_cluster_core)
+
+# ---- The cluster daemon (CAF shell) on the deterministic coordinator and
+# the simulated transport. ------------------------------------------------
+troupe_test(NAME cluster_daemon_actor_tests LABEL actor
+  SOURCES
+    cluster_daemon_sim_test.cpp
+  LINK troupe_cluster)
+target_include_directories(cluster_daemon_actor_tests PRIVATE
+  ${PROJECT_SOURCE_DIR}/test/support)
+
+# The cluster daemon on the real TCP transport on loopback (real time).
+troupe_test(NAME cluster_daemon_tcp_tests LABEL integration
+  SOURCES
+    cluster_daemon_tcp_test.cpp
+  LINK troupe_cluster troupe_test_support
+  TIMEOUT 180)

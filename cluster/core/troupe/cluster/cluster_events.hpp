@@ -202,4 +202,33 @@ auto inspect(Inspector& f, role_leader_changed& x) {
   return inspect_with_optional(f, x.leader, x.role);
 }
 
+/// Inspects a snapshot. The optional leaders travel as (flag, value) and
+/// the role leaders as role -> zero or one address (CAF 0.17 knows no
+/// std::optional); like `inspect_with_optional`, values are written back
+/// after the inspector ran (a no-op unless loading).
+template <class Inspector>
+auto inspect(Inspector& f, current_cluster_state& x) {
+  std::map<std::string, std::vector<unique_address>> roles;
+  for (auto& [role, leader] : x.role_leaders)
+    roles[role] = leader ? std::vector{*leader} : std::vector<unique_address>{};
+  auto write_back = [&] {
+    x.role_leaders.clear();
+    for (auto& [role, leader] : roles)
+      x.role_leaders[role] = leader.empty()
+                               ? std::nullopt
+                               : std::optional<unique_address>{leader.front()};
+  };
+  if constexpr (std::is_void_v<decltype(inspect_with_optional(
+                  f, x.leader, x.members, x.unreachable, x.seen_by, roles))>) {
+    inspect_with_optional(f, x.leader, x.members, x.unreachable, x.seen_by,
+                          roles);
+    write_back();
+  } else {
+    auto result = inspect_with_optional(f, x.leader, x.members, x.unreachable,
+                                        x.seen_by, roles);
+    write_back();
+    return result;
+  }
+}
+
 } // namespace troupe::cluster

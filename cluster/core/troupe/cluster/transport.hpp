@@ -47,6 +47,13 @@ struct endpoint {
     = default;
 };
 
+/// CAF-free inspection (registered as "troupe.cluster.endpoint" by the
+/// cluster module's glue: seed lists travel in the daemon's join command).
+template <class Inspector>
+auto inspect(Inspector& f, endpoint& x) {
+  return f(x.host, x.port);
+}
+
 /// The endpoint of `x` (host and port; the uid dropped).
 endpoint endpoint_of(const unique_address& x);
 

@@ -11,8 +11,9 @@
 namespace troupe::cluster {
 
 /// Registers the cluster message types (remote_ref, remote_down and the
-/// remoting actor's internal messages) and the "cluster" and "remoting"
-/// error categories.
+/// remoting actor's internal messages; membership values, every membership
+/// message, every cluster event and current_cluster_state) and the
+/// "cluster", "remoting" and "membership" error categories.
 void add_cluster_types(caf::actor_system_config& cfg);
 
 /// Declares the cluster module's configuration keys: the transport's

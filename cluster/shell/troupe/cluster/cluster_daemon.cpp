@@ -1,0 +1,210 @@
+#include "troupe/cluster/cluster_daemon.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include <caf/actor_system.hpp>
+#include <caf/message.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "troupe/cluster/membership_errc.hpp"
+#include "troupe/runtime/caf_clock.hpp"
+#include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/log.hpp"
+#include <fmt/format.h>
+
+namespace troupe::cluster {
+
+namespace {
+
+struct daemon_state {
+  static inline const char* name = "troupe.cluster.daemon";
+  std::unique_ptr<membership_engine> engine;
+  remoting_handle remoting;
+  shutdown_hook on_shutdown;
+  std::optional<runtime::caf_clock_source> own_clock;
+  const runtime::clock_source* clock = nullptr;
+  std::vector<caf::actor> subscribers;
+  runtime::timespan quarantine_after{0};
+  /// The due time of the tick in flight, if any.
+  std::optional<timestamp> scheduled;
+  runtime::logger log{"cluster"};
+};
+
+using daemon_self = cluster_daemon::stateful_pointer<daemon_state>;
+
+clock_reading read_clock(const daemon_state& st) {
+  auto wall = std::chrono::time_point_cast<wall_time::duration>(
+    std::chrono::system_clock::now());
+  return clock_reading{st.clock->now(), wall};
+}
+
+void send_all(daemon_state& st, const std::vector<outbound_message>& xs) {
+  for (auto& x : xs) {
+    auto msg = std::visit([](const auto& m) { return caf::make_message(m); },
+                          x.message);
+    // A failed send (quarantined, shutting down) is what a network loss
+    // would be: the engine's timers repeat what matters.
+    if (auto err = st.remoting.send(remote_ref{x.to, daemon_name}, msg, {},
+                                    lane::control))
+      st.log.debug("membership message {} to {} not sent: {}",
+                   message_name(x.message), to_string(x.to), err.message);
+  }
+}
+
+void publish(daemon_self self, const std::vector<cluster_event>& events) {
+  for (auto& e : events)
+    for (auto& sub : self->state.subscribers)
+      std::visit([&](const auto& x) { caf::anon_send(sub, x); }, e);
+}
+
+void schedule_tick(daemon_self self) {
+  auto& st = self->state;
+  auto next = st.engine->next_tick();
+  if (!next || (st.scheduled && *st.scheduled <= *next))
+    return;
+  st.scheduled = *next;
+  auto delay = std::max(*next - st.clock->now(), runtime::timespan{0});
+  self->delayed_send(self, delay, tick_atom::value,
+                     static_cast<int64_t>(next->time_since_epoch().count()));
+}
+
+// Carries out `fx` in the engine's order, then re-arms the timer.
+void execute(daemon_self self, membership_effects fx) {
+  auto& st = self->state;
+  send_all(st, fx.send);
+  publish(self, fx.events);
+  for (auto& node : fx.removed)
+    self->delayed_send(self, st.quarantine_after, quarantine_atom::value, node);
+  for (auto& line : fx.info)
+    st.log.info("{}", line);
+  if (fx.shutdown) {
+    st.log.info("this node ({}) stops: {}", to_string(st.engine->self()),
+                *fx.shutdown);
+    if (st.on_shutdown)
+      st.on_shutdown(*fx.shutdown);
+  }
+  schedule_tick(self);
+}
+
+void subscribe(daemon_self self, const caf::actor& sub) {
+  auto& subs = self->state.subscribers;
+  if (!sub || std::find(subs.begin(), subs.end(), sub) != subs.end())
+    return;
+  subs.push_back(sub);
+  self->monitor(sub);
+  caf::anon_send(sub, self->state.engine->snapshot());
+}
+
+void unsubscribe(daemon_self self, const caf::actor_addr& sub) {
+  auto& subs = self->state.subscribers;
+  subs.erase(
+    std::remove_if(subs.begin(), subs.end(),
+                   [&](const caf::actor& x) { return x.address() == sub; }),
+    subs.end());
+}
+
+// One handler per membership message alternative.
+template <class T>
+auto on_message(daemon_self self) {
+  return [self](const remote_ref& from, const T& m) {
+    auto& st = self->state;
+    execute(self, st.engine->receive(from.node, membership_message{m},
+                                     read_clock(st)));
+  };
+}
+
+template <class... Ts>
+cluster_daemon::behavior_type make_behavior(daemon_self self,
+                                            std::variant<Ts...>*) {
+  return {
+    on_message<Ts>(self)...,
+    [self](join_atom, std::vector<endpoint> seeds) {
+      auto& st = self->state;
+      execute(self, st.engine->join(std::move(seeds), read_clock(st)));
+    },
+    [self](leave_atom, const unique_address& node) {
+      auto& st = self->state;
+      execute(self, st.engine->leave(node, read_clock(st)));
+    },
+    [self](down_atom, const unique_address& node) {
+      auto& st = self->state;
+      execute(self, st.engine->down(node, read_clock(st)));
+    },
+    [self](subscribe_atom, const caf::actor& sub) { subscribe(self, sub); },
+    [self](unsubscribe_atom, const caf::actor& sub) {
+      if (sub)
+        unsubscribe(self, sub.address());
+    },
+    [self](self_member_atom) -> caf::result<member> {
+      if (auto m = self->state.engine->self_member())
+        return *m;
+      return runtime::to_caf_error(runtime::make_error(
+        membership_errc::unknown_member,
+        fmt::format("{} is not a member (yet)",
+                    to_string(self->state.engine->self()))));
+    },
+    [self](state_atom) { return self->state.engine->snapshot(); },
+    [self](tick_atom, int64_t due) {
+      auto& st = self->state;
+      if (st.scheduled && st.scheduled->time_since_epoch().count() == due)
+        st.scheduled.reset();
+      execute(self, st.engine->tick(read_clock(st)));
+    },
+    [self](quarantine_atom, const unique_address& node) {
+      self->state.remoting.remove_node(node,
+                                       "removed from the cluster membership");
+    },
+    [self](start_atom) {
+      auto& st = self->state;
+      execute(self, st.engine->start(read_clock(st)));
+    },
+  };
+}
+
+cluster_daemon::behavior_type daemon(daemon_self self, remoting_handle remoting,
+                                     cluster_daemon_settings settings) {
+  auto& st = self->state;
+  st.remoting = std::move(remoting);
+  st.on_shutdown = std::move(settings.on_shutdown);
+  st.quarantine_after = settings.quarantine_removed_after;
+  if (settings.clock) {
+    st.clock = settings.clock;
+  } else {
+    st.own_clock.emplace(self->system().clock());
+    st.clock = &*st.own_clock;
+  }
+  auto addr = st.remoting.local_address();
+  auto roles = settings.membership.roles;
+  st.engine = std::make_unique<membership_engine>(
+    addr, std::move(roles), std::move(settings.membership),
+    std::move(settings.config), std::move(settings.checker),
+    settings.seed != 0 ? settings.seed : addr.uid);
+  self->set_down_handler(
+    [self](const caf::down_msg& dm) { unsubscribe(self, dm.source); });
+  return make_behavior(self, static_cast<membership_message*>(nullptr));
+}
+
+} // namespace
+
+runtime::expected<cluster_daemon>
+spawn_cluster_daemon(caf::actor_system& sys, remoting_handle remoting,
+                     cluster_daemon_settings settings) {
+  auto actor = sys.spawn(daemon, remoting, std::move(settings));
+  auto published = remoting.publish(daemon_name, actor);
+  if (!published) {
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+    return published.error();
+  }
+  // The engine starts as the daemon's first message (joins the seeds).
+  caf::anon_send(actor, start_atom::value);
+  return actor;
+}
+
+} // namespace troupe::cluster

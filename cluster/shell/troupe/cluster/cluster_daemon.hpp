@@ -1,0 +1,138 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "troupe/cluster/cluster_events.hpp"
+#include "troupe/cluster/join_config_checker.hpp"
+#include "troupe/cluster/membership_engine.hpp"
+#include "troupe/cluster/membership_settings.hpp"
+#include "troupe/cluster/remote_ref.hpp"
+#include "troupe/cluster/remoting.hpp"
+#include "troupe/runtime/clock.hpp"
+
+/// @file
+/// The cluster daemon: one actor per node that owns the node's
+/// `membership_engine` (Akka's ClusterCoreDaemon, heartbeat sender and
+/// event publisher in one thin shell). It turns membership messages from
+/// other nodes, commands and its own timer into engine calls, and carries
+/// out the engine's effects in the engine's order: send (over remoting, on
+/// the transport's control lane), publish events to subscribers, remove
+/// nodes from remoting (quarantine, remote watches fire), log INFO lines,
+/// and finally call the shutdown hook. Applications use `cluster_handle`
+/// (cluster_handle.hpp); this header is the actor's protocol.
+///
+/// Threading: the engine lives in the actor's state and is touched only by
+/// the actor; `spawn_cluster_daemon` may be called from any thread. The
+/// shutdown hook runs on the daemon's thread and must not block on the
+/// actor system (request a stop instead). docs/design/cluster-daemon.md
+/// explains the effects, the timer and the quarantine delay.
+
+namespace troupe::cluster {
+
+/// The name the daemon is published under on every node; membership
+/// messages are sent to `remote_ref{node, daemon_name}` (uid 0 for a seed
+/// whose incarnation is not known yet).
+inline constexpr const char* daemon_name = "troupe.cluster.daemon";
+
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using leave_atom = caf::atom_constant<caf::atom("leave")>;
+using down_atom = caf::atom_constant<caf::atom("down")>;
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+using unsubscribe_atom = caf::atom_constant<caf::atom("unsubscr")>;
+using self_member_atom = caf::atom_constant<caf::atom("selfmember")>;
+using state_atom = caf::atom_constant<caf::atom("state")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
+
+namespace detail {
+
+template <class Variant>
+struct daemon_actor_of;
+
+template <class... Ts>
+struct daemon_actor_of<std::variant<Ts...>> {
+  using type
+    = caf::typed_actor<caf::reacts_to<remote_ref, Ts>...,
+                       caf::reacts_to<join_atom, std::vector<endpoint>>,
+                       caf::reacts_to<leave_atom, unique_address>,
+                       caf::reacts_to<down_atom, unique_address>,
+                       caf::reacts_to<subscribe_atom, caf::actor>,
+                       caf::reacts_to<unsubscribe_atom, caf::actor>,
+                       caf::replies_to<self_member_atom>::with<member>,
+                       caf::replies_to<state_atom>::with<current_cluster_state>,
+                       caf::reacts_to<tick_atom, int64_t>,
+                       caf::reacts_to<start_atom>,
+                       caf::reacts_to<quarantine_atom, unique_address>>;
+};
+
+} // namespace detail
+
+/// The daemon's protocol:
+/// - `(remote_ref from, m)` for every alternative `m` of
+///   `membership_message`: a message from the engine of node `from.node`
+///   (delivered by remoting, which authenticated the node);
+/// - `(join, seeds)`, `(leave, node)`, `(down, node)`: the commands;
+/// - `(subscribe, actor)`: `actor` receives `current_cluster_state`, then
+///   every cluster event (the alternative of `cluster_event`, e.g.
+///   `member_up`) in order, until `(unsubscribe, actor)` or it stops;
+/// - `(selfmember) -> member` (error `membership_errc::unknown_member`
+///   while this node is not a member), `(state) -> current_cluster_state`;
+/// - `(tick, due)`: the daemon's own timer (nanoseconds since the clock's
+///   epoch of the tick it was scheduled for);
+/// - `(start)`: starts the engine (sent once by `spawn_cluster_daemon`
+///   after publishing, so that no answer to the first InitJoin finds the
+///   name unpublished);
+/// - `(quarantine, node)`: the daemon's own timer: `node` was removed
+///   `quarantine_removed_after` ago; remoting removes it now.
+using cluster_daemon = detail::daemon_actor_of<membership_message>::type;
+
+/// Called once, on the daemon's thread, when the engine decides this node
+/// must stop (it was downed or removed with `cluster.shutdown_when_downed`,
+/// or it gave up joining). The argument is the engine's reason.
+using shutdown_hook = std::function<void(const std::string& reason)>;
+
+/// What the daemon needs besides the actor system.
+struct cluster_daemon_settings {
+  /// The membership settings (`cluster.*`; seed_nodes non-empty: join at
+  /// start).
+  membership_settings membership;
+  /// This node's join configuration (values of the checked keys).
+  join_config config;
+  /// The keys checked on join (default: protocol version and cluster
+  /// name).
+  join_config_checker checker = default_join_config_checker();
+  /// Seed of the gossip-target choice (0: drawn from the node's uid).
+  uint64_t seed = 0;
+  /// See `shutdown_hook`; empty: only logged.
+  shutdown_hook on_shutdown;
+  /// How long after its removal a node is removed from remoting (which
+  /// quarantines its uid in the transport and fires the remote watches on
+  /// it): the removed node must still receive the gossip that removed it,
+  /// or it would never learn it and stop (Akka Artery's
+  /// quarantine-removed-node-after, 5 s). Unlike Akka, watches fire at
+  /// quarantine, not at removal.
+  runtime::timespan quarantine_removed_after = std::chrono::seconds{5};
+  /// The monotonic clock for the engine; nullptr: the actor system's clock
+  /// (simulated under CAF's test coordinator). Must outlive the daemon.
+  const runtime::clock_source* clock = nullptr;
+};
+
+/// Spawns the daemon for the node of `remoting`, publishes it as
+/// `daemon_name` and starts the engine (which joins the seed nodes, if
+/// any). Errors: remoting's publish errors (name_taken, not_running).
+runtime::expected<cluster_daemon>
+spawn_cluster_daemon(caf::actor_system& sys, remoting_handle remoting,
+                     cluster_daemon_settings settings);
+
+} // namespace troupe::cluster

@@ -1,0 +1,125 @@
+#include "troupe/cluster/cluster_handle.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "troupe/cluster/frame.hpp"
+#include "troupe/cluster/remoting_errc.hpp"
+#include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/stop_signal.hpp"
+
+namespace troupe::cluster {
+
+namespace {
+
+runtime::error not_running() {
+  return runtime::make_error(remoting_errc::not_running,
+                             "the cluster daemon is not running");
+}
+
+// Asks the daemon and waits for the answer (not from inside an actor).
+template <class T, class Atom>
+runtime::expected<T> ask(caf::actor_system* sys, const cluster_daemon& daemon,
+                         runtime::timespan timeout, Atom atom) {
+  if (!sys || !daemon)
+    return not_running();
+  caf::scoped_actor self{*sys};
+  std::optional<runtime::expected<T>> result;
+  self->request(daemon, timeout, atom)
+    .receive([&](T& x) { result.emplace(std::move(x)); },
+             [&](caf::error& err) {
+               auto text = runtime::error_message(err);
+               result.emplace(
+                 runtime::error{"cluster", static_cast<uint8_t>(err.code()),
+                                text.empty() ? sys->render(err) : text});
+             });
+  return std::move(*result);
+}
+
+} // namespace
+
+runtime::expected<cluster_handle>
+cluster_handle::start(caf::actor_system& sys, remoting_handle remoting,
+                      cluster_daemon_settings settings) {
+  auto daemon = spawn_cluster_daemon(sys, remoting, std::move(settings));
+  if (!daemon)
+    return daemon.error();
+  cluster_handle h;
+  h.sys_ = &sys;
+  h.daemon_ = std::move(*daemon);
+  h.self_ = remoting.local_address();
+  h.remoting_ = std::move(remoting);
+  return h;
+}
+
+runtime::expected<cluster_handle>
+cluster_handle::start(runtime::node& node, remoting_handle remoting,
+                      shutdown_hook hook) {
+  auto membership = membership_settings_from_config(node.cfg());
+  if (!membership)
+    return membership.error();
+  cluster_daemon_settings s;
+  s.membership = std::move(*membership);
+  s.config = join_config{
+    {std::string{cluster_name_key},
+     node.cfg().get<std::string>("cluster.name")},
+    {std::string{protocol_version_key}, std::to_string(protocol_version)}};
+  s.on_shutdown = hook ? std::move(hook)
+                       : [](const std::string&) { runtime::request_stop(); };
+  s.clock = &node.clock();
+  auto h = start(node.system(), std::move(remoting), std::move(s));
+  if (h)
+    node.on_shutdown("cluster", [x = *h] { x.stop(); });
+  return h;
+}
+
+void cluster_handle::join(std::vector<endpoint> seeds) const {
+  if (daemon_)
+    caf::anon_send(daemon_, join_atom::value, std::move(seeds));
+}
+
+void cluster_handle::leave(const unique_address& node) const {
+  if (daemon_)
+    caf::anon_send(daemon_, leave_atom::value, node);
+}
+
+void cluster_handle::down(const unique_address& node) const {
+  if (daemon_)
+    caf::anon_send(daemon_, down_atom::value, node);
+}
+
+void cluster_handle::subscribe(const caf::actor& subscriber) const {
+  if (daemon_)
+    caf::anon_send(daemon_, subscribe_atom::value, subscriber);
+}
+
+void cluster_handle::unsubscribe(const caf::actor& subscriber) const {
+  if (daemon_)
+    caf::anon_send(daemon_, unsubscribe_atom::value, subscriber);
+}
+
+runtime::expected<member>
+cluster_handle::self_member(runtime::timespan timeout) const {
+  return ask<member>(sys_, daemon_, timeout, self_member_atom::value);
+}
+
+runtime::expected<current_cluster_state>
+cluster_handle::state(runtime::timespan timeout) const {
+  return ask<current_cluster_state>(sys_, daemon_, timeout, state_atom::value);
+}
+
+void cluster_handle::stop() const {
+  if (!daemon_)
+    return;
+  remoting_.unpublish(daemon_name);
+  caf::anon_send_exit(daemon_, caf::exit_reason::user_shutdown);
+}
+
+} // namespace troupe::cluster

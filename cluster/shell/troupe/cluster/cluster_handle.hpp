@@ -1,0 +1,123 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_cast.hpp>
+#include <caf/fwd.hpp>
+
+#include "troupe/cluster/cluster_daemon.hpp"
+#include "troupe/cluster/remoting.hpp"
+#include "troupe/runtime/error.hpp"
+#include "troupe/runtime/node.hpp"
+
+/// @file
+/// The application's view of cluster membership (Akka's `Cluster`
+/// extension): join, leave, down, subscribe to events, read the state.
+///
+/// Semantics are Akka Cluster's (docs/guides/cluster.md explains them for
+/// operators; docs/design/cluster-daemon.md the shell): `leave` is the
+/// graceful way out (leaving -> exiting -> removed, moved by the leader at
+/// convergence), `down` the forced one (the leader removes a down member at
+/// the next convergence even if it is unreachable). A node that learns it
+/// was downed or removed, or that gives up joining, stops: the shutdown
+/// hook runs.
+///
+/// Subscribers (any actor) first receive `current_cluster_state`, then the
+/// events as the alternatives of `cluster_event` (`member_up`,
+/// `unreachable_member`, ...), in the order the node saw them. A subscriber
+/// that stops is unsubscribed.
+///
+/// Threading: every member may be called from any thread. The blocking
+/// queries (`self_member`, `state`) must not be called from inside an actor
+/// (use `request(actor(), timeout, state_atom::value)` there) nor under
+/// CAF's deterministic test coordinator (it would wait forever).
+
+namespace troupe::cluster {
+
+/// A small value over the node's cluster daemon; copies share it.
+/// Default-constructed: invalid (commands do nothing, queries fail with
+/// remoting_errc::not_running).
+class cluster_handle {
+public:
+  /// Spawns the daemon on `remoting`'s node and starts it (which joins
+  /// `settings.membership.seed_nodes` if any). Errors: remoting's publish
+  /// errors (name_taken when a daemon already runs on this node,
+  /// not_running).
+  static runtime::expected<cluster_handle>
+  start(caf::actor_system& sys, remoting_handle remoting,
+        cluster_daemon_settings settings);
+
+  /// Starts the daemon of `node` from its configuration: the membership
+  /// keys (`cluster.*`, `cluster.failure_detector.*`; a non-empty
+  /// `cluster.seed_nodes` joins at start), the join configuration
+  /// (`cluster.name` and `troupe.protocol_version`, both must match). `hook`
+  /// runs when the node must stop; empty: `runtime::request_stop()` (the
+  /// process's main loop then shuts the node down, as on SIGTERM). The
+  /// node's shutdown stops the daemon. Errors: invalid_settings naming the
+  /// key, and those of the other `start`.
+  static runtime::expected<cluster_handle>
+  start(runtime::node& node, remoting_handle remoting, shutdown_hook hook = {});
+
+  cluster_handle() = default;
+
+  bool valid() const noexcept {
+    return sys_ != nullptr;
+  }
+
+  /// The daemon actor (protocol in cluster_daemon.hpp).
+  const cluster_daemon& actor() const noexcept {
+    return daemon_;
+  }
+
+  /// This node's unique address.
+  const unique_address& self_address() const noexcept {
+    return self_;
+  }
+
+  /// Joins a cluster through `seeds` (Akka's `joinSeedNodes`); ignored once
+  /// this node is a member.
+  void join(std::vector<endpoint> seeds) const;
+
+  /// Asks `node` to leave (graceful). Ignored unless it is a member that
+  /// is not yet leaving.
+  void leave(const unique_address& node) const;
+
+  /// Marks `node` down (forced).
+  void down(const unique_address& node) const;
+
+  /// `subscriber` receives the current state, then every event.
+  void subscribe(const caf::actor& subscriber) const;
+
+  template <class Handle>
+  void subscribe(const Handle& subscriber) const {
+    subscribe(caf::actor_cast<caf::actor>(subscriber));
+  }
+
+  /// Stops the events to `subscriber`.
+  void unsubscribe(const caf::actor& subscriber) const;
+
+  /// This node's member record (blocking). Errors: membership_errc::
+  /// unknown_member while not a member; CAF's request_timeout after
+  /// `timeout`.
+  runtime::expected<member> self_member(runtime::timespan timeout
+                                        = std::chrono::seconds{5}) const;
+
+  /// A snapshot of the membership as this node sees it (blocking).
+  runtime::expected<current_cluster_state>
+  state(runtime::timespan timeout = std::chrono::seconds{5}) const;
+
+  /// Unpublishes and stops the daemon without leaving (as a crash would
+  /// look to the others). Idempotent.
+  void stop() const;
+
+private:
+  caf::actor_system* sys_ = nullptr;
+  cluster_daemon daemon_;
+  unique_address self_;
+  remoting_handle remoting_;
+};
+
+} // namespace troupe::cluster

@@ -1,0 +1,233 @@
+#include <catch2/catch.hpp>
+
+#include "cluster_daemon_support.hpp"
+#include "sim_remoting.hpp"
+#include "troupe/cluster/message_codec.hpp"
+
+// The cluster daemon's wiring on CAF's deterministic coordinator and the
+// simulated transport: messages travel through remoting, timers run on
+// simulated time, effects (events, removal, shutdown) are carried out.
+
+using namespace troupe;
+using namespace troupe::test;
+using cluster::cluster_handle;
+using cluster::current_cluster_state;
+
+namespace {
+
+const unique_address a{"10.0.0.1", 2552, 11};
+const unique_address b{"10.0.0.2", 2552, 22};
+const unique_address c{"10.0.0.3", 2552, 33};
+const unique_address d{"10.0.0.4", 2552, 44};
+
+cluster::endpoint ep(const unique_address& x) {
+  return cluster::endpoint_of(x);
+}
+
+/// Daemons on a sim_remoting world; stops them before the world ends.
+class daemon_world {
+public:
+  ~daemon_world() {
+    for (auto& h : handles_)
+      h.stop();
+    w.det().run();
+  }
+
+  /// Starts node `addr` joining through `seeds`.
+  cluster_handle start(const unique_address& addr,
+                       std::vector<cluster::endpoint> seeds,
+                       std::shared_ptr<shutdown_log> stops,
+                       cluster::join_config config = test_join_config()) {
+    auto remoting = w.start(addr);
+    cluster::cluster_daemon_settings s;
+    s.membership = short_settings();
+    s.membership.seed_nodes = std::move(seeds);
+    s.config = std::move(config);
+    s.on_shutdown = stops->hook();
+    auto h = cluster_handle::start(w.sys(), remoting, std::move(s));
+    REQUIRE(h);
+    handles_.push_back(*h);
+    remotings_.push_back(remoting);
+    return *h;
+  }
+
+  /// Starts a, b and c (c with its own shutdown log) joining through a,
+  /// and waits until all three are up.
+  std::vector<cluster_handle>
+  start_three(std::shared_ptr<shutdown_log> stops,
+              std::shared_ptr<shutdown_log> c_stops) {
+    std::vector<cluster_handle> hs{start(a, {ep(a)}, stops),
+                                   start(b, {ep(a)}, stops),
+                                   start(c, {ep(a)}, std::move(c_stops))};
+    w.advance(10s);
+    REQUIRE(all_up(state(hs[0]), 3));
+    return hs;
+  }
+
+  remoting_handle remoting(size_t i) {
+    return remotings_.at(i);
+  }
+
+  /// The daemon's snapshot, asked as an actor would.
+  current_cluster_state state(const cluster_handle& h) {
+    probe p{w.sys()};
+    p.send(h.actor(), cluster::state_atom::value);
+    w.det().run();
+    auto got = p.poll<current_cluster_state>();
+    REQUIRE(got);
+    REQUIRE(*got);
+    return **got;
+  }
+
+  /// A subscriber of `h` and its log.
+  std::shared_ptr<event_log> subscribe(const cluster_handle& h) {
+    auto log = std::make_shared<event_log>();
+    h.subscribe(w.spawn(event_recorder, log));
+    w.det().run();
+    return log;
+  }
+
+  sim_remoting w;
+
+private:
+  std::vector<cluster_handle> handles_;
+  std::vector<remoting_handle> remotings_;
+};
+
+} // namespace
+
+TEST_CASE("cluster daemon (sim): three nodes join through the first seed, "
+          "a subscriber gets the snapshot first, then every member_up") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto A = x.start(a, {ep(a)}, stops);
+  auto log = x.subscribe(A);
+  auto B = x.start(b, {ep(a)}, stops);
+  auto C = x.start(c, {ep(a), ep(b)}, stops);
+  x.w.advance(10s);
+  for (auto* h : {&A, &B, &C}) {
+    auto s = x.state(*h);
+    INFO(to_string(h->self_address()));
+    CHECK(all_up(s, 3));
+    CHECK(s.leader == a);
+  }
+  auto lines = log->copy();
+  REQUIRE(!lines.empty());
+  // The first seed founded the cluster at once (it is the only seed).
+  CHECK(lines.front() == "snapshot 1");
+  CHECK(log->snapshots.front().leader == a);
+  CHECK(log->has("member_up", to_string(a)));
+  CHECK(log->has("member_up", to_string(b)));
+  CHECK(log->has("member_up", to_string(c)));
+  CHECK(log->index_of("member_joined", to_string(b))
+        < log->index_of("member_up", to_string(b)));
+  // A late subscriber's snapshot already holds the three members.
+  auto late = x.subscribe(B);
+  REQUIRE(late->snapshots.size() == 1);
+  CHECK(all_up(late->snapshots.front(), 3));
+  CHECK(stops->count() == 0);
+}
+
+TEST_CASE("cluster daemon (sim): leave moves a member through exiting to "
+          "removed on the others, and the leaving node stops") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto c_stops = std::make_shared<shutdown_log>();
+  auto hs = x.start_three(stops, c_stops);
+  auto &A = hs[0], &B = hs[1];
+  auto log = x.subscribe(B);
+  A.leave(c);
+  x.w.advance(10s);
+  auto left = log->index_of("member_left", to_string(c));
+  auto exited = log->index_of("member_exited", to_string(c));
+  auto removed = log->index_of("member_removed", to_string(c));
+  CHECK(left < exited);
+  CHECK(exited < removed);
+  CHECK(removed < log->copy().size());
+  for (auto* h : {&A, &B}) {
+    auto s = x.state(*h);
+    CHECK(all_up(s, 2));
+    CHECK(status_in(s, c).empty());
+  }
+  CHECK(stops->count() == 0);
+  CHECK(c_stops->count() == 1);
+}
+
+TEST_CASE("cluster daemon (sim): down removes a member, fires the remote "
+          "watch on it, and the downed node's shutdown hook runs") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto c_stops = std::make_shared<shutdown_log>();
+  auto hs = x.start_three(stops, c_stops);
+  auto &A = hs[0], &B = hs[1];
+  // A watches an actor published on C.
+  auto [target, target_log] = x.w.spawn_recorder();
+  REQUIRE(x.remoting(2).publish("svc", target));
+  auto [watcher, watcher_log] = x.w.spawn_recorder();
+  REQUIRE(!x.remoting(0).watch(remote_ref{c, "svc"}, watcher));
+  auto log = x.subscribe(A);
+  x.w.advance(1s);
+  CHECK(watcher_log->downs.empty());
+  B.down(c);
+  x.w.advance(10s);
+  CHECK(log->index_of("member_downed", to_string(c))
+        < log->index_of("member_removed", to_string(c)));
+  CHECK(log->has("member_removed", to_string(c)));
+  REQUIRE(watcher_log->downs.size() == 1);
+  CHECK(watcher_log->downs[0].ref == remote_ref{c, "svc"});
+  CHECK(all_up(x.state(A), 2));
+  CHECK(c_stops->count() == 1);
+  CHECK(stops->count() == 0);
+}
+
+TEST_CASE("cluster daemon (sim): a crashed node becomes unreachable for the "
+          "others' subscribers") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto hs = x.start_three(stops, stops);
+  auto &A = hs[0], &B = hs[1];
+  auto log = x.subscribe(A);
+  x.w.net().crash(ep(c));
+  x.w.advance(5s);
+  CHECK(log->has("unreachable_member", to_string(c)));
+  auto s = x.state(B);
+  REQUIRE(s.unreachable.size() == 1);
+  CHECK(s.unreachable.front().address == c);
+}
+
+TEST_CASE("cluster daemon (sim): a node with another protocol version is "
+          "refused and gives up, naming the key") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto d_stops = std::make_shared<shutdown_log>();
+  auto A = x.start(a, {ep(a)}, stops);
+  x.w.advance(5s);
+  REQUIRE(all_up(x.state(A), 1));
+  auto D = x.start(d, {ep(a)}, d_stops, test_join_config("2"));
+  x.w.advance(30s);
+  REQUIRE(d_stops->count() == 1);
+  CHECK_THAT(d_stops->first(), Catch::Contains("troupe.protocol_version"));
+  CHECK(all_up(x.state(A), 1));
+}
+
+TEST_CASE("cluster daemon (sim): a snapshot with leaders and role leaders "
+          "and an event with an empty leader survive CAF's serializer") {
+  deterministic_system sys{{cluster::add_cluster_types}};
+  current_cluster_state s;
+  s.members.push_back(
+    cluster::member{a, cluster::member_status::up, {"web"}, 1});
+  s.unreachable.push_back(s.members.front());
+  s.seen_by = {a, b};
+  s.leader = a;
+  s.role_leaders = {{"web", a}, {"db", std::nullopt}};
+  cluster::leader_changed none{std::nullopt};
+  std::vector<char> buf;
+  REQUIRE(!cluster::encode_message(sys.sys(), caf::make_message(s, none), buf));
+  auto got = cluster::decode_message(sys.sys(), std::as_bytes(std::span{buf}),
+                                     remote_ref{b, ""});
+  REQUIRE(got);
+  REQUIRE(got->match_elements<remote_ref, current_cluster_state,
+                              cluster::leader_changed>());
+  CHECK(got->get_as<current_cluster_state>(1) == s);
+  CHECK(got->get_as<cluster::leader_changed>(2) == none);
+}
