@@ -25,8 +25,12 @@
 // ::trace): they cost O(members) per step; the sim tests run them.
 //
 // Usage: membership_bench [--smoke] [--nodes 10,100,1000] [--seed S]
+//                         [--seed-node-timeout 5s]
+//                         [--different-view-probability 0.8]
+//                         [--reduce-different-view-probability 400]
 //   --smoke   10 and 100 nodes only (the ctest run); exits 1 when a run
 //             does not converge within its bound.
+//   the others vary the membership settings (Akka's defaults otherwise).
 
 #include <chrono>
 #include <cmath>
@@ -36,6 +40,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/runtime/config.hpp"
 #include "troupe/sim/membership_world.hpp"
 
 using namespace std::chrono_literals;
@@ -136,9 +141,9 @@ double in_rounds(timespan t, timespan interval) {
   return static_cast<double>(t.count()) / static_cast<double>(interval.count());
 }
 
-result measure(size_t n, uint64_t seed) {
+result measure(size_t n, uint64_t seed, const sim::world_settings& base) {
   auto t0 = std::chrono::steady_clock::now();
-  sim::world_settings ws;
+  auto ws = base;
   ws.checkers = false;
   ws.trace = false;
   auto interval = ws.membership.gossip_interval;
@@ -199,7 +204,26 @@ int main(int argc, char** argv) {
   app.add_flag("--smoke", smoke, "10 and 100 nodes (the ctest run)");
   app.add_option("--nodes", sizes, "cluster sizes")->delimiter(',');
   app.add_option("--seed", seed, "simulation seed");
+  // Settings to vary when looking for what limits convergence.
+  sim::world_settings ws;
+  auto& ms = ws.membership;
+  std::string seed_node_timeout = "5s";
+  app.add_option("--seed-node-timeout", seed_node_timeout,
+                 "cluster.seed_node_timeout (the joiners' round)");
+  app.add_option("--different-view-probability",
+                 ms.gossip_different_view_probability,
+                 "cluster.gossip_different_view_probability");
+  app.add_option("--reduce-different-view-probability",
+                 ms.reduce_gossip_different_view_probability,
+                 "cluster.reduce_gossip_different_view_probability");
   CLI11_PARSE(app, argc, argv);
+  auto timeout = runtime::parse_duration(seed_node_timeout);
+  if (!timeout) {
+    std::fprintf(stderr, "--seed-node-timeout: %s\n",
+                 timeout.error().message.c_str());
+    return 2;
+  }
+  ms.seed_node_timeout = *timeout;
   if (smoke)
     sizes = {10, 100};
   std::printf("gossip rounds (gossip_interval 1s) from the start; ratio = "
@@ -213,7 +237,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "--nodes: %zu is too small (2 at least)\n", n);
       return 2;
     }
-    auto r = measure(n, seed);
+    auto r = measure(n, seed, ws);
     ok = ok && r.all_up && r.converged && r.join;
     std::printf("%6zu %7s %9s %7s %6s %10s %6s %6s %6s %10llu %7.1f\n", n,
                 figure(r.joined).c_str(), figure(r.leader_up).c_str(),
