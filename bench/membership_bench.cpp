@@ -28,6 +28,7 @@
 //                         [--seed-node-timeout 5s]
 //                         [--different-view-probability 0.8]
 //                         [--reduce-different-view-probability 400]
+//                         [--allow-weakly-up-members 7s|off]
 //   --smoke   10 and 100 nodes only (the ctest run); exits 1 when a run
 //             does not converge within its bound.
 //   the others vary the membership settings (Akka's defaults otherwise).
@@ -216,7 +217,19 @@ int main(int argc, char** argv) {
   app.add_option("--reduce-different-view-probability",
                  ms.reduce_gossip_different_view_probability,
                  "cluster.reduce_gossip_different_view_probability");
+  std::string weakly_up = "7s";
+  app.add_option("--allow-weakly-up-members", weakly_up,
+                 "cluster.allow_weakly_up_members (a duration or off)");
   CLI11_PARSE(app, argc, argv);
+  if (weakly_up == "off") {
+    ms.allow_weakly_up_members.reset();
+  } else if (auto d = runtime::parse_duration(weakly_up)) {
+    ms.allow_weakly_up_members = *d;
+  } else {
+    std::fprintf(stderr, "--allow-weakly-up-members: %s\n",
+                 d.error().message.c_str());
+    return 2;
+  }
   auto timeout = runtime::parse_duration(seed_node_timeout);
   if (!timeout) {
     std::fprintf(stderr, "--seed-node-timeout: %s\n",
