@@ -94,8 +94,9 @@ TEST_CASE("cluster events: diff of two membership states, a table") {
       {"a:up:1 b:up:2 c:up:3", "a>b a>c", "a:up:1 b:up:2 c:up:3", "a>c", 'a',
        "reachable:b"},
       {"a:up:1 b:up:2", "a>b", "a:up:1 b:up:2", "a>b", 'a', ""},
-      // self is never reported (un)reachable
-      {"a:up:1 b:up:2", "", "a:up:1 b:up:2", "b>a", 'a', ""},
+      // self is never reported (un)reachable, but it no longer leads
+      // (ADR 0006: not even in its own view)
+      {"a:up:1 b:up:2", "", "a:up:1 b:up:2", "b>a", 'a', "leader:b"},
       // an unreachable leader is replaced
       {"a:up:1 b:up:2 c:up:3", "", "a:up:1 b:up:2 c:up:3", "b>a", 'c',
        "unreachable:a leader:b"},
@@ -124,16 +125,18 @@ TEST_CASE("cluster events: the snapshot a subscriber gets first") {
   REQUIRE(s.unreachable.size() == 1); // c; self (a) is left out
   CHECK(s.unreachable[0].address == node('c'));
   CHECK(letters(s.seen_by) == "ab");
-  CHECK(letter(s.leader) == "a");
+  // b finds a unreachable: a leads neither the cluster nor its role x,
+  // not even in its own view (ADR 0006).
+  CHECK(letter(s.leader) == "b");
   REQUIRE(s.role_leaders.size() == 2);
-  CHECK(letter(s.role_leaders.at("x")) == "a");
+  CHECK(letter(s.role_leaders.at("x")) == "-");
   CHECK(letter(s.role_leaders.at("y")) == "b");
   // A subscriber that starts from an empty state and applies the diff to
   // this state sees every member and the leader.
   membership_state empty{gossip{}, node('a')};
   CHECK(events(diff(empty, state))
-        == "up:a up:b downed:c joined:d unreachable:c leader:a "
-           "role_leader:x=a role_leader:y=b");
+        == "up:a up:b downed:c joined:d unreachable:c leader:b "
+           "role_leader:y=b");
 }
 
 TEST_CASE("cluster events: to_string renders each event") {

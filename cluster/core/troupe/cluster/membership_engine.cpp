@@ -590,7 +590,11 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
       }
   membership_state after{std::move(next), self()};
   auto events = diff(state_, after);
-  auto before_members = heartbeat_nodes(state_.latest_gossip());
+  // Most gossip changes only the seen set: then no heartbeat target is new
+  // (comparing the members is O(n); building the sets is O(n log n)).
+  std::optional<std::set<unique_address>> before_members;
+  if (state_.latest_gossip().members() != after.latest_gossip().members())
+    before_members = heartbeat_nodes(state_.latest_gossip());
   state_ = std::move(after);
   auto& g = state_.latest_gossip();
   for (auto& e : events) {
@@ -603,9 +607,10 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
       heartbeat_.reachable_member(rc->member.address, t.now);
     }
   }
-  for (auto& node : heartbeat_nodes(g))
-    if (before_members.count(node) == 0 && node != self())
-      heartbeat_.add_member(node, t.now);
+  if (before_members)
+    for (auto& node : heartbeat_nodes(g))
+      if (before_members->count(node) == 0 && node != self())
+        heartbeat_.add_member(node, t.now);
   out.events.insert(out.events.end(), std::make_move_iterator(events.begin()),
                     std::make_move_iterator(events.end()));
   std::erase_if(exiting_confirmed_,
