@@ -427,9 +427,24 @@ std::optional<timestamp> membership_engine::next_tick() const {
 }
 
 void membership_engine::heartbeat_tick(clock_reading t, effects& out) {
+  // Akka's ExpectedFirstHeartbeat: a receiver that has not answered within
+  // expected_response_after is monitored anyway, so that a node that dies
+  // before its first response still becomes unreachable.
+  for (auto i = first_heartbeat_due_.begin();
+       i != first_heartbeat_due_.end();) {
+    if (i->second <= t.now) {
+      heartbeat_.expected_first_heartbeat(i->first, t.now);
+      i = first_heartbeat_due_.erase(i);
+    } else {
+      ++i;
+    }
+  }
   auto round = heartbeat_.tick(t.now);
   for (auto& to : round.receivers)
     out.send.push_back({to, membership_message{round.heartbeat}});
+  for (auto& to : round.first_heartbeat_to)
+    first_heartbeat_due_.try_emplace(
+      to, t.now + settings_.failure_detector.expected_response_after);
 }
 
 void membership_engine::reaper_tick(clock_reading t, effects& out) {
