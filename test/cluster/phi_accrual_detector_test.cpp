@@ -193,7 +193,7 @@ TEST_CASE("phi_accrual_detector: phi grows monotonically while heartbeats "
 // used). Expected = interval + pause + y(threshold) * min_std, where
 // y(threshold) solves -log10(1 - F(y)) = threshold: y(4) = 3.63811,
 // y(8) = 5.22599, y(10) = 5.79902, y(12) = 6.29212, y(16) = 7.11968. This
-// table is in docs/design/cluster-failure-detection.md.
+// table is in docs/design/cluster.md.
 TEST_CASE("phi_accrual_detector: detection time against the settings") {
   using row = std::tuple<double, timespan, timespan, timespan, timespan>;
   auto [threshold, interval, pause, min_std, expected]

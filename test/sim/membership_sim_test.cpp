@@ -202,3 +202,30 @@ TEST_CASE("membership sim: the merge-law checker catches a planted "
   REQUIRE(r);
   CHECK(r->failure->detail.find("commutative") != std::string::npos);
 }
+
+TEST_CASE("membership sim: a node that dies before it ever answers a "
+          "heartbeat still becomes unreachable, and once downed is "
+          "removed") {
+  // Akka's ExpectedFirstHeartbeat: a receiver that never responds starts
+  // its failure detector after expected_response_after anyway.
+  membership_world w{6, world_settings{}};
+  for (int i = 0; i < 4; ++i)
+    w.add_node();
+  for (size_t i = 0; i < 3; ++i)
+    w.start(i, {0, 1});
+  require_within(w, 60s, [&] { return w.converged(3); });
+  w.start(3, {0});
+  // Node 0 let it in (its welcome is on the way): it dies now.
+  require_within(w, 30s, [&] {
+    return w.engine(0).state().latest_gossip().has_member(w.address(3));
+  });
+  auto dead = w.address(3);
+  w.crash(3);
+  require_within(w, 30s, [&] {
+    return !w.engine(0).state().latest_gossip().reachability().is_reachable(
+      dead);
+  });
+  w.down_address(0, dead);
+  require_within(w, 30s, [&] { return w.converged(3); });
+  CHECK(w.engine(1).state().latest_gossip().tombstones().count(dead) == 1);
+}

@@ -153,6 +153,7 @@ size_t membership_world::add_node(std::vector<std::string> roles) {
   node n;
   n.ep = cluster::endpoint{fmt::format("10.0.0.{}", nodes_.size() + 1), 2552};
   n.roles = std::move(roles);
+  index_[{n.ep.host, n.ep.port}] = nodes_.size();
   nodes_.push_back(std::move(n));
   return nodes_.size() - 1;
 }
@@ -209,8 +210,7 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
   n.tick_due.reset();
   trace_.add(sched_.now(), fmt::format("start {} (clock rate {:.5f})",
                                        to_string(self), n.clock.rate));
-  auto before = n.engine->state();
-  handle(i, n.engine->start(reading(n)), before);
+  act(i, [&](auto& e, auto t) { return e.start(t); });
 }
 
 void membership_world::crash(size_t i) {
@@ -228,8 +228,7 @@ void membership_world::leave(size_t by, size_t node_index) {
   trace_.add(sched_.now(),
              fmt::format("{} asks {} to leave", to_string(address(by)),
                          to_string(address(node_index))));
-  auto before = n.engine->state();
-  handle(by, n.engine->leave(address(node_index), reading(n)), before);
+  act(by, [&](auto& e, auto t) { return e.leave(address(node_index), t); });
 }
 
 void membership_world::down(size_t by, size_t node_index) {
@@ -242,8 +241,7 @@ void membership_world::down_address(size_t by, const unique_address& node) {
     return;
   trace_.add(sched_.now(), fmt::format("{} downs {}", to_string(address(by)),
                                        to_string(node)));
-  auto before = n.engine->state();
-  handle(by, n.engine->down(node, reading(n)), before);
+  act(by, [&](auto& e, auto t) { return e.down(node, t); });
 }
 
 void membership_world::partition(const std::vector<size_t>& a,
@@ -261,10 +259,10 @@ void membership_world::partition(const std::vector<size_t>& a,
 
 std::optional<size_t>
 membership_world::index_of(const unique_address& a) const {
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].ep.host == a.host && nodes_[i].ep.port == a.port)
-      return i;
-  return std::nullopt;
+  auto it = index_.find({a.host, a.port});
+  if (it == index_.end())
+    return std::nullopt;
+  return it->second;
 }
 
 void membership_world::deliver(const unique_address& from,
@@ -277,12 +275,13 @@ void membership_world::deliver(const unique_address& from,
   if (to.uid != 0 && to.uid != n.engine->self().uid)
     return; // meant for an earlier incarnation
   ++steps_;
-  if (!std::holds_alternative<cluster::heartbeat>(m)
+  if (settings_.trace && !std::holds_alternative<cluster::heartbeat>(m)
       && !std::holds_alternative<cluster::heartbeat_response>(m))
     trace_.add(sched_.now(),
                fmt::format("{} -> {}: {}", to_string(from), to_string(to),
                            cluster::message_name(m)));
-  if (auto* env = std::get_if<cluster::gossip_envelope>(&m)) {
+  if (auto* env = std::get_if<cluster::gossip_envelope>(&m);
+      env != nullptr && settings_.checkers) {
     if (auto v = cluster::check_invariants(env->gossip))
       return fail(
         "gossip_invariants",
@@ -294,20 +293,33 @@ void membership_world::deliver(const unique_address& from,
       return fail("merge_laws", *v);
     third_ = env->gossip;
   }
-  auto before = n.engine->state();
-  handle(*i, n.engine->receive(from, m, reading(n)), before);
+  act(*i, [&](auto& e, auto t) { return e.receive(from, m, t); });
+}
+
+template <class Call>
+void membership_world::act(size_t i, Call&& call) {
+  auto& n = nodes_[i];
+  // The leader checker needs the view before the call; copying it costs
+  // O(members) per step, which only the checkers pay for.
+  std::optional<cluster::membership_state> before;
+  if (settings_.checkers)
+    before = n.engine->state();
+  handle(i, call(*n.engine, reading(n)), before ? &*before : nullptr);
 }
 
 void membership_world::handle(size_t i, cluster::membership_effects fx,
-                              const cluster::membership_state& before) {
+                              const cluster::membership_state* before) {
   auto& n = nodes_[i];
   auto self = n.engine->self();
-  for (auto& line : fx.info)
-    trace_.add(sched_.now(), fmt::format("{}: {}", to_string(self), line));
-  for (auto& e : fx.events)
-    trace_.add(sched_.now(), fmt::format("{} event {}", to_string(self),
-                                         cluster::to_string(e)));
-  check(i, fx, before);
+  if (settings_.trace) {
+    for (auto& line : fx.info)
+      trace_.add(sched_.now(), fmt::format("{}: {}", to_string(self), line));
+    for (auto& e : fx.events)
+      trace_.add(sched_.now(), fmt::format("{} event {}", to_string(self),
+                                           cluster::to_string(e)));
+  }
+  if (before != nullptr)
+    check(i, fx, *before);
   for (auto& s : fx.send)
     net_.send(self, s.to, std::move(s.message));
   if (fx.shutdown) {
@@ -341,8 +353,7 @@ void membership_world::schedule_tick(size_t i) {
       return;
     n.tick_due.reset();
     ++steps_;
-    auto before = n.engine->state();
-    handle(i, n.engine->tick(reading(n)), before);
+    act(i, [](auto& e, auto t) { return e.tick(t); });
   });
 }
 

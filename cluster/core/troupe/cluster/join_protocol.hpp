@@ -18,7 +18,7 @@
 /// (`joinSeedNodes`, `join`, `tryingToJoin`, `welcome`, the retry and the
 /// give-up deadline) as one pure state machine, plus the join messages.
 ///
-/// The rules (docs/design/cluster-failure-detection.md draws the states):
+/// The rules (docs/design/cluster.md draws the states):
 /// - No seed nodes: nothing happens (a join must be requested later).
 /// - This node is the only seed: it joins itself at once.
 /// - This node is the FIRST seed: it sends `init_join` to the other seeds

@@ -481,9 +481,9 @@ void membership_engine::heartbeat_tick(clock_reading t, effects& out) {
   // A receiver that never answers must still become unreachable: start
   // its detector after expected_response_after (Akka's
   // ExpectedFirstHeartbeat).
-  auto due = t.now + settings_.failure_detector.expected_response_after;
-  for (auto& node : round.first_heartbeat_to)
-    first_heartbeat_due_.emplace_back(node, due);
+  for (auto& to : round.first_heartbeat_to)
+    first_heartbeat_due_.try_emplace(
+      to, t.now + settings_.failure_detector.expected_response_after);
 }
 
 void membership_engine::first_heartbeat_timers(clock_reading t) {
@@ -653,7 +653,11 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
       }
   membership_state after{std::move(next), self()};
   auto events = diff(state_, after);
-  auto before_members = heartbeat_nodes(state_.latest_gossip());
+  // Most gossip changes only the seen set: then no heartbeat target is new
+  // (comparing the members is O(n); building the sets is O(n log n)).
+  std::optional<std::set<unique_address>> before_members;
+  if (state_.latest_gossip().members() != after.latest_gossip().members())
+    before_members = heartbeat_nodes(state_.latest_gossip());
   state_ = std::move(after);
   auto& g = state_.latest_gossip();
   for (auto& e : events) {
@@ -666,9 +670,10 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
       heartbeat_.reachable_member(rc->member.address, t.now);
     }
   }
-  for (auto& node : heartbeat_nodes(g))
-    if (before_members.count(node) == 0 && node != self())
-      heartbeat_.add_member(node, t.now);
+  if (before_members)
+    for (auto& node : heartbeat_nodes(g))
+      if (before_members->count(node) == 0 && node != self())
+        heartbeat_.add_member(node, t.now);
   out.events.insert(out.events.end(), std::make_move_iterator(events.begin()),
                     std::make_move_iterator(events.end()));
   std::erase_if(exiting_confirmed_,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -314,10 +315,11 @@ private:
   timestamp next_leader_actions_{};
   timestamp next_reaper_{};
   timestamp next_heartbeat_{};
+  /// Receivers not monitored yet: when their expected-first-heartbeat
+  /// timer is due (expected_response_after after the first heartbeat).
+  std::map<unique_address, timestamp> first_heartbeat_due_;
   /// Since when the leader has seen no convergence (weakly up timer).
   std::optional<timestamp> unconverged_since_;
-  /// Receivers whose first heartbeat response is awaited, and until when.
-  std::vector<std::pair<unique_address, timestamp>> first_heartbeat_due_;
   std::set<unique_address> exiting_confirmed_;
   bool confirmed_exit_ = false;
   planted_bug bug_;

@@ -17,7 +17,7 @@
 /// @file
 /// The membership settings (`cluster.*` keys besides the transport's) with
 /// Akka's defaults (akka-cluster reference.conf), their configuration keys
-/// and validation. docs/design/cluster-failure-detection.md lists every key
+/// and validation. docs/design/cluster.md lists every key
 /// with its meaning.
 ///
 /// Key names are the snake_case of Akka's, except

@@ -33,7 +33,7 @@
 /// - No warning is logged when an interval reaches half the acceptable
 ///   pause; the caller can compare `history()` itself.
 ///
-/// docs/design/cluster-failure-detection.md has the math, worked numbers
+/// docs/design/cluster.md has the math, worked numbers
 /// and a table of detection time against the settings.
 
 namespace troupe::cluster {

@@ -6,6 +6,7 @@
 #include <queue>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "troupe/runtime/clock.hpp"
@@ -101,7 +102,9 @@ public:
   bool step() {
     if (queue_.empty())
       return false;
-    auto it = queue_.top();
+    // Moved out, not copied: an action may hold a whole gossip. pop()
+    // compares only `t` and `seq`, which a move leaves intact.
+    auto it = std::move(const_cast<item&>(queue_.top()));
     queue_.pop();
     now_ = it.t;
     it.a();
