@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 
 #include "troupe/cluster/caf_glue.hpp"
+#include "troupe/cluster/membership_settings.hpp"
+#include "troupe/cluster/transport_config.hpp"
 #include "troupe/lease/lease_config.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
@@ -56,7 +58,19 @@ int check(const std::vector<std::string>& args) {
     std::printf("%-28s = %-24s (%s)\n", key->name.c_str(),
                 cfg->render(key->name).c_str(),
                 cfg->origin(key->name).text.c_str());
-  return 0;
+  // Each key's type is fine; now the rules a module checks at start-up
+  // (formats, rules between keys, a required secret), as a node would.
+  std::vector<std::string> problems;
+  if (auto t = cluster::transport_settings_from_config(*cfg); !t)
+    problems.push_back(t.error().message);
+  if (auto m = cluster::membership_settings_from_config(*cfg); !m)
+    problems.push_back(m.error().message);
+  auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
+  if (auto err = lease::validate(lease_settings.with_defaults()))
+    problems.push_back(err.message);
+  for (auto& p : problems)
+    std::fprintf(stderr, "%s\n", p.c_str());
+  return problems.empty() ? 0 : 1;
 }
 
 } // namespace
