@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "troupe/cluster/transport.hpp"
+#include "troupe/test/eventually.hpp"
 
 // A transport_listener that records everything, for the sim and TCP
 // transport tests. Thread-safe (the TCP transport calls it from its io
@@ -136,20 +137,6 @@ private:
   std::vector<std::string> events_;
   std::array<uint64_t, cluster::drop_reason_count> dropped_{};
 };
-
-// Polls `pred` every 2 ms until it holds or `timeout` passes (real-time
-// tests only); returns its last value.
-inline bool eventually(const std::function<bool()>& pred,
-                       std::chrono::milliseconds timeout
-                       = std::chrono::seconds{10}) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds{2});
-  }
-  return true;
-}
 
 inline std::vector<std::byte> bytes_of(std::string_view s) {
   auto b = std::as_bytes(std::span{s.data(), s.size()});

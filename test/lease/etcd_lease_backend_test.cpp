@@ -29,6 +29,7 @@
 #include "troupe/runtime/log.hpp"
 #include "troupe/runtime/node.hpp"
 #include "troupe/test/etcd_fixture.hpp"
+#include "troupe/test/eventually.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe;
@@ -36,6 +37,7 @@ using namespace troupe::lease;
 using troupe::test::etcd_cluster;
 using troupe::test::etcd_options;
 using troupe::test::etcd_server;
+using troupe::test::eventually;
 
 namespace {
 
@@ -93,17 +95,6 @@ uint64_t must_acquire(lease_backend& b, const backend_request& q) {
   REQUIRE(meaning(backend_op::acquire, r, q) == outcome_kind::success);
   REQUIRE(r.token > 0);
   return r.token;
-}
-
-// Polls `pred` every 50 ms until it holds or `bound` passes.
-bool eventually(std::function<bool()> pred, ms bound) {
-  auto until = steady::now() + bound;
-  while (steady::now() < until) {
-    if (pred())
-      return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return pred();
 }
 
 } // namespace

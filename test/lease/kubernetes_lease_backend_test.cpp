@@ -197,17 +197,6 @@ struct lost_probe {
   }
 };
 
-template <class Predicate>
-bool eventually(Predicate pred, runtime::timespan timeout = 10s) {
-  auto until = steady::now() + timeout;
-  while (steady::now() < until) {
-    if (pred())
-      return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
-
 const std::regex micro_time{R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)"};
 
 } // namespace

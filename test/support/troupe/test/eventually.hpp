@@ -10,15 +10,15 @@
 namespace troupe::test {
 
 /// Calls `pred` every 5 ms until it returns true or `limit` (real time,
-/// steady clock) has passed; returns whether it held. Runs on the calling
-/// thread.
+/// steady clock) has passed; returns its last value. Runs on the calling
+/// thread. The one polling helper of every real-time test.
 template <class Pred>
 bool eventually(Pred pred,
-                std::chrono::milliseconds limit = std::chrono::seconds{5}) {
+                std::chrono::milliseconds limit = std::chrono::seconds{10}) {
   auto until = std::chrono::steady_clock::now() + limit;
   while (!pred()) {
     if (std::chrono::steady_clock::now() > until)
-      return false;
+      return pred();
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
   }
   return true;
