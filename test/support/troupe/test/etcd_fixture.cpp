@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "troupe/lease/etcd_protocol.hpp"
+#include "troupe/test/free_ports.hpp"
 
 namespace troupe::test {
 
@@ -34,32 +35,6 @@ namespace {
 
 [[noreturn]] void fail(std::string message) {
   throw std::runtime_error("etcd fixture: " + message);
-}
-
-// `n` distinct free TCP ports on 127.0.0.1: all sockets stay bound until
-// every port is chosen, so one call never returns a port twice.
-std::vector<uint16_t> free_ports(size_t n) {
-  std::vector<int> fds;
-  std::vector<uint16_t> ports;
-  for (size_t i = 0; i < n; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-      fail(fmt::format("socket: {}", std::strerror(errno)));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0
-        || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ::close(fd);
-      fail(fmt::format("bind 127.0.0.1:0: {}", std::strerror(errno)));
-    }
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds)
-    ::close(fd);
-  return ports;
 }
 
 // Removes `troupe-etcd-<pid>-*` directories of test processes that no

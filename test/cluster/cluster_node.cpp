@@ -1,0 +1,225 @@
+// cluster_node: one process of the multi-process cluster tests (and of the
+// cluster benchmark).
+//
+// Starts a troupe node with the cluster module, remoting and the cluster
+// daemon, all from its configuration (`--cluster.key=value` flags, TROUPE_*
+// environment variables, `--config=FILE`, as every troupe program; a
+// non-empty `cluster.seed_nodes` joins at start), subscribes to the
+// membership events and prints one line per fact to stdout, each written
+// whole with one write(2):
+//
+//   ready <host:port#uid>                   once remoting is up (first line)
+//   event <kind> <host:port#uid>            per event; kind is the event's
+//                                           name (member_joined, member_up,
+//                                           unreachable_member,
+//                                           reachable_member, member_removed,
+//                                           ...); the address is the member's
+//   event leader_changed <host:port#uid|none>
+//   event role_leader_changed <host:port#uid|none> <role>
+//   stats bytes_in=<n> bytes_out=<n> messages_in=<n> messages_out=<n>
+//                                           every --report_interval: the
+//                                           transport's cumulative counters
+//                                           (transport_metrics::total: whole
+//                                           frames, summed over peers)
+//   stopping / stopped                      on SIGTERM/SIGINT, or when the
+//                                           daemon stops the node (downed,
+//                                           removed, refused)
+//
+// The state a subscriber receives first is printed as events too (Akka's
+// InitialStateAsEvents): a member event per member by its status, then
+// unreachable_member per unreachable member, then leader_changed, so no
+// event is lost between the daemon's start and the subscription.
+//
+// Exits 0 after a graceful shutdown (the node's shutdown stops the daemon
+// without leaving, then remoting), 1 with a message on stderr naming the
+// problem on a bad flag or configuration. Asks for SIGKILL when its parent
+// dies.
+//
+// Usage: cluster_node [--report_interval=DURATION] [--key=value ...]
+//   --report_interval  a tool flag (not a configuration key), e.g. 1s or
+//                      500ms; default: no stats lines.
+
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include <csignal>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <caf/event_based_actor.hpp>
+#include <fmt/format.h>
+
+#include "troupe/cluster/caf_glue.hpp"
+#include "troupe/cluster/cluster_handle.hpp"
+#include "troupe/cluster/remoting.hpp"
+#include "troupe/runtime/config.hpp"
+#include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/node.hpp"
+#include "troupe/runtime/stop_signal.hpp"
+
+using namespace troupe;
+
+namespace {
+
+constexpr std::string_view report_flag = "--report_interval=";
+
+/// Writes `text` and a newline with one write(2), under a lock: the
+/// subscriber's thread and main's never interleave within a line.
+void say(const std::string& text) {
+  static std::mutex mtx;
+  auto line = text + "\n";
+  std::lock_guard guard{mtx};
+  [[maybe_unused]] auto n = ::write(STDOUT_FILENO, line.data(), line.size());
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "cluster_node: %s\n", message.c_str());
+  return 1;
+}
+
+std::string address_or_none(const std::optional<runtime::unique_address>& x) {
+  return x ? runtime::to_string(*x) : std::string{"none"};
+}
+
+/// `event <kind> <subject>`: the kind is the first word of the event's
+/// to_string, the subject its member's address (or the leader).
+std::string event_line(const cluster::cluster_event& e) {
+  auto text = cluster::to_string(e);
+  auto kind = text.substr(0, text.find(' '));
+  auto subject = std::visit(
+    [](const auto& x) -> std::string {
+      using event = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<event, cluster::leader_changed>)
+        return address_or_none(x.leader);
+      else if constexpr (std::is_same_v<event, cluster::role_leader_changed>)
+        return address_or_none(x.leader) + " " + x.role;
+      else
+        return runtime::to_string(x.member.address);
+    },
+    e);
+  return "event " + kind + " " + subject;
+}
+
+/// The events that lead from nothing to `s` (Akka's InitialStateAsEvents).
+std::vector<cluster::cluster_event>
+as_events(const cluster::current_cluster_state& s) {
+  using cluster::member_status;
+  std::vector<cluster::cluster_event> result;
+  for (const auto& m : s.members) {
+    switch (m.status) {
+      case member_status::joining:
+        result.emplace_back(cluster::member_joined{m});
+        break;
+      case member_status::weakly_up:
+        result.emplace_back(cluster::member_weakly_up{m});
+        break;
+      case member_status::up:
+        result.emplace_back(cluster::member_up{m});
+        break;
+      case member_status::leaving:
+        result.emplace_back(cluster::member_left{m});
+        break;
+      case member_status::exiting:
+        result.emplace_back(cluster::member_exited{m});
+        break;
+      case member_status::down:
+        result.emplace_back(cluster::member_downed{m});
+        break;
+      case member_status::removed:
+        break;
+    }
+  }
+  for (const auto& m : s.unreachable)
+    result.emplace_back(cluster::unreachable_member{m});
+  if (s.leader)
+    result.emplace_back(cluster::leader_changed{s.leader});
+  return result;
+}
+
+template <class... Events>
+caf::behavior printer_impl(std::variant<Events...>*) {
+  return {
+    [](const cluster::current_cluster_state& s) {
+      for (const auto& e : as_events(s))
+        say(event_line(e));
+    },
+    [](const Events& e) { say(event_line(cluster::cluster_event{e})); }...,
+  };
+}
+
+/// The subscriber: prints every event it receives.
+caf::behavior printer(caf::event_based_actor*) {
+  return printer_impl(static_cast<cluster::cluster_event*>(nullptr));
+}
+
+std::string stats_line(const cluster::transport_metrics& m) {
+  return fmt::format("stats bytes_in={} bytes_out={} messages_in={} "
+                     "messages_out={}",
+                     m.total.bytes_in, m.total.bytes_out, m.total.messages_in,
+                     m.total.messages_out);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  runtime::install_stop_signal_handlers();
+  std::optional<runtime::timespan> report_interval;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg{argv[i]};
+    if (arg.rfind(report_flag, 0) != 0) {
+      args.emplace_back(arg);
+      continue;
+    }
+    auto d = runtime::parse_duration(arg.substr(report_flag.size()));
+    if (!d)
+      return fail(fmt::format("bad --report_interval: {}", d.error().message));
+    if (d->count() <= 0)
+      return fail(fmt::format("bad --report_interval: {} is not positive",
+                              arg.substr(report_flag.size())));
+    report_interval = *d;
+  }
+  runtime::node_options opts;
+  opts.modules = {cluster::cluster_module()};
+  opts.sources = runtime::sources_from_process(args, nullptr);
+  auto node = runtime::node::start(std::move(opts));
+  if (!node)
+    return fail(node.error().message);
+  auto remoting = cluster::remoting_handle::start(**node);
+  if (!remoting)
+    return fail(remoting.error().message);
+  say(fmt::format("ready {}", runtime::to_string(remoting->local_address())));
+  auto members = cluster::cluster_handle::start(**node, *remoting);
+  if (!members)
+    return fail(members.error().message);
+  auto subscriber = (*node)->system().spawn(printer);
+  members->subscribe(subscriber);
+  (*node)->stop_on_shutdown(caf::actor_cast<caf::strong_actor_ptr>(subscriber));
+  auto next_report = std::chrono::steady_clock::now()
+                     + report_interval.value_or(runtime::timespan{0});
+  while (!runtime::stop_requested()) {
+    runtime::timespan nap = std::chrono::milliseconds{100};
+    if (report_interval) {
+      auto now = std::chrono::steady_clock::now();
+      if (now >= next_report) {
+        say(stats_line(remoting->transport().metrics()));
+        next_report += *report_interval;
+        if (next_report < now) // overslept (suspended): do not catch up
+          next_report = now + *report_interval;
+      }
+      nap = std::min(nap, std::chrono::duration_cast<runtime::timespan>(
+                            next_report - std::chrono::steady_clock::now()));
+    }
+    runtime::sleep_unless_stopped(nap);
+  }
+  say("stopping");
+  (*node)->shutdown();
+  say("stopped");
+  return 0;
+}

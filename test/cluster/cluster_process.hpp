@@ -1,0 +1,189 @@
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "troupe/test/child_process.hpp"
+#include "troupe/test/eventually.hpp"
+
+#ifndef TROUPE_CLUSTER_NODE
+#  error "TROUPE_CLUSTER_NODE must name the cluster_node executable"
+#endif
+
+/// @file
+/// A cluster_node process (test/cluster/cluster_node.cpp) as the
+/// multi-process cluster tests see it: started with DESIGN.md §10's
+/// shortened settings, its address from its `ready` line, and its
+/// `event <kind> <address>` lines.
+
+namespace troupe::test {
+
+using namespace std::chrono_literals;
+
+/// The flags of a node of cluster "mp" at `host:port` joining through
+/// `seed` ("host:port"): heartbeat 100 ms, acceptable pause 1 s, gossip,
+/// leader actions and reaper 200 ms, seed node timeout and join retry 1 s
+/// (the same as cluster_daemon_support.hpp's short_settings), fast
+/// reconnects. No downing key exists, so nothing downs an unreachable node.
+inline std::vector<std::string> cluster_node_flags(const std::string& host,
+                                                   uint16_t port,
+                                                   const std::string& seed) {
+  return {"--cluster.name=mp",
+          "--cluster.secret=multi-process-test-secret-0123456789",
+          "--cluster.host=" + host,
+          "--cluster.port=" + std::to_string(port),
+          "--cluster.seed_nodes=" + seed,
+          "--cluster.failure_detector.heartbeat_interval=100ms",
+          "--cluster.failure_detector.acceptable_heartbeat_pause=1s",
+          "--cluster.failure_detector.expected_response_after=500ms",
+          "--cluster.gossip_interval=200ms",
+          "--cluster.leader_actions_interval=200ms",
+          "--cluster.unreachable_nodes_reaper_interval=200ms",
+          "--cluster.seed_node_timeout=1s",
+          "--cluster.retry_unsuccessful_join_after=1s",
+          "--cluster.transport.reconnect_backoff_min=20ms",
+          "--cluster.transport.reconnect_backoff_max=200ms",
+          "--cluster.transport.handshake_timeout=2s",
+          "--log.level=info"};
+}
+
+/// One cluster_node process, its output (stdout and the log on stderr) in
+/// `<dir>/<name>.out`; killed on
+/// destruction. `launcher` goes before the executable (e.g. `ip netns exec
+/// <ns>`, which execs it: the child's pid is the node's).
+class cluster_process {
+public:
+  cluster_process(const temp_dir& dir, std::string name,
+                  std::vector<std::string> flags,
+                  std::vector<std::string> launcher = {})
+    : name_(std::move(name)), out_(dir.path / (name_ + ".out")),
+      proc_(name_, command(std::move(launcher), std::move(flags)), out_) {
+    REQUIRE(proc_.pid() > 0);
+  }
+
+  /// Waits for the `ready <address>` line; fails the test if the process
+  /// exits first or the line does not come within `bound`.
+  void wait_ready(std::chrono::milliseconds bound = 20s) {
+    auto ok = eventually(
+      [&] {
+        if (proc_.crashed())
+          FAIL(name_ << " exited:\n" << output());
+        return !ready_line().empty();
+      },
+      bound);
+    INFO(name_ << " output:\n" << output());
+    REQUIRE(ok);
+    addr_ = ready_line().substr(6);
+  }
+
+  const std::string& name() const noexcept {
+    return name_;
+  }
+
+  /// `host:port#uid`, from the ready line.
+  const std::string& addr() const noexcept {
+    return addr_;
+  }
+
+  child& proc() noexcept {
+    return proc_;
+  }
+
+  std::string output() const {
+    std::ifstream in{out_};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  }
+
+  /// Complete lines so far (a line still being written is left out).
+  std::vector<std::string> lines() const {
+    auto text = output();
+    std::vector<std::string> result;
+    size_t start = 0;
+    for (auto end = text.find('\n'); end != std::string::npos;
+         start = end + 1, end = text.find('\n', start))
+      result.push_back(text.substr(start, end - start));
+    return result;
+  }
+
+  /// True if a line equals `line`.
+  bool has_line(const std::string& line) const {
+    auto ls = lines();
+    return std::find(ls.begin(), ls.end(), line) != ls.end();
+  }
+
+  /// The number of lines equal to `event <kind> <of>`.
+  size_t count(const std::string& kind, const std::string& of) const {
+    auto ls = lines();
+    return static_cast<size_t>(
+      std::count(ls.begin(), ls.end(), "event " + kind + " " + of));
+  }
+
+  /// True if `event <kind> <of>` was printed more than `before` times.
+  bool printed(const std::string& kind, const std::string& of,
+               size_t before = 0) const {
+    return count(kind, of) > before;
+  }
+
+private:
+  /// The `ready <address>` line, or empty. (The log's lines on stderr go
+  /// to the same file; every line of ours is one write, so they do not
+  /// interleave within a line.)
+  std::string ready_line() const {
+    for (auto& l : lines())
+      if (l.rfind("ready ", 0) == 0)
+        return l;
+    return {};
+  }
+
+  static std::vector<std::string> command(std::vector<std::string> launcher,
+                                          std::vector<std::string> flags) {
+    launcher.emplace_back(TROUPE_CLUSTER_NODE);
+    launcher.insert(launcher.end(), flags.begin(), flags.end());
+    return launcher;
+  }
+
+  std::string name_;
+  fs::path out_;
+  child proc_;
+  std::string addr_;
+};
+
+using cluster_processes = std::vector<std::unique_ptr<cluster_process>>;
+
+/// True if every process printed `event member_up <a>` for every process's
+/// address `a` (itself included).
+inline bool everyone_saw_all_up(const cluster_processes& ps) {
+  for (auto& p : ps)
+    for (auto& q : ps)
+      if (!p->printed("member_up", q->addr()))
+        return false;
+  return true;
+}
+
+/// True if no process sees another unreachable any more: for every pair,
+/// each `unreachable_member` line was followed by a `reachable_member` line
+/// (the two alternate per member, so their counts are equal).
+inline bool everyone_sees_all_reachable(const cluster_processes& ps) {
+  for (auto& p : ps)
+    for (auto& q : ps)
+      if (p->count("unreachable_member", q->addr())
+          != p->count("reachable_member", q->addr()))
+        return false;
+  return true;
+}
+
+/// Every process's output, for a failure's message.
+inline std::string outputs(const cluster_processes& ps) {
+  std::ostringstream out;
+  for (auto& p : ps)
+    out << "---- " << p->name() << " (" << p->addr() << ")\n" << p->output();
+  return out.str();
+}
+
+} // namespace troupe::test
