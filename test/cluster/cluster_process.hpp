@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 
 #include "troupe/test/child_process.hpp"
@@ -178,12 +181,77 @@ inline bool everyone_sees_all_reachable(const cluster_processes& ps) {
   return true;
 }
 
+/// Checks that no process printed `member_downed` or `member_removed` for
+/// any process, and that each still runs: nothing downs (troupe has no
+/// downing key yet, and cluster_node_flags sets none).
+inline void check_nobody_downed(const cluster_processes& ps) {
+  for (auto& p : ps) {
+    INFO(p->name() << " output:\n" << p->output());
+    CHECK(p->proc().running());
+    for (auto& q : ps) {
+      CHECK(!p->printed("member_downed", q->addr()));
+      CHECK(!p->printed("member_removed", q->addr()));
+    }
+  }
+}
+
+/// Stops every process with SIGTERM and checks that each shut down
+/// gracefully: exit code 0 within 10 s after printing `stopped`.
+inline void check_graceful_stop(const cluster_processes& ps) {
+  for (auto& p : ps)
+    p->proc().signal(SIGTERM);
+  for (auto& p : ps) {
+    INFO(p->name() << " output:\n" << p->output());
+    CHECK(p->proc().stop(10s));
+    REQUIRE(p->proc().status());
+    CHECK(WIFEXITED(*p->proc().status()));
+    CHECK(WEXITSTATUS(*p->proc().status()) == 0);
+    CHECK(p->has_line("stopped"));
+  }
+}
+
 /// Every process's output, for a failure's message.
 inline std::string outputs(const cluster_processes& ps) {
   std::ostringstream out;
   for (auto& p : ps)
     out << "---- " << p->name() << " (" << p->addr() << ")\n" << p->output();
   return out.str();
+}
+
+/// Waits for every process's ready line, then until every process printed
+/// member_up for every process (30 s).
+inline void require_all_up(cluster_processes& ps) {
+  for (auto& p : ps)
+    p->wait_ready();
+  auto ok = eventually([&] { return everyone_saw_all_up(ps); }, 30s);
+  INFO(outputs(ps));
+  REQUIRE(ok);
+}
+
+/// A fault and its healing: runs `inject`, waits until
+/// `printed_by_all("unreachable_member")` (15 s), runs `heal` (whatever
+/// happened), waits until `printed_by_all("reachable_member")` and no
+/// process sees another unreachable any more (15 s each). Then checks that
+/// nobody was downed, and stops every process gracefully.
+template <class Inject, class Heal, class Printed>
+void check_fault_and_heal(cluster_processes& ps, Inject inject, Heal heal,
+                          Printed printed_by_all) {
+  auto shows = [&](const char* kind) {
+    return eventually([&] { return printed_by_all(kind); }, 15s);
+  };
+  inject();
+  auto unreachable = shows("unreachable_member");
+  heal();
+  auto reachable
+    = unreachable && shows("reachable_member")
+      && eventually([&] { return everyone_sees_all_reachable(ps); }, 15s);
+  {
+    INFO(outputs(ps));
+    REQUIRE(unreachable);
+    CHECK(reachable);
+  }
+  check_nobody_downed(ps);
+  check_graceful_stop(ps);
 }
 
 } // namespace troupe::test
