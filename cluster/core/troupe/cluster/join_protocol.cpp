@@ -109,6 +109,7 @@ std::vector<join_effect> join_process::send_round(timestamp now) {
   } else {
     answered_.clear(); // a new round asks every other seed again
     effect.to.assign(others_.begin(), others_.end());
+    round_start_ = now;
     round_end_ = now + settings_.seed_node_timeout;
     next_send_ = round_end_;
   }
@@ -219,6 +220,14 @@ std::vector<join_effect> join_process::maybe_conclude(bool deadline_passed) {
   }
   if (state_ == join_state::first_seed)
     return become_joined_self(); // nobody else is up: found the cluster
+  if (!deadline_passed) {
+    // Every seed is alive but none is a member yet: one of them is about
+    // to found the cluster or join it, so ask again after
+    // init_join_interval instead of waiting out seed_node_timeout.
+    round_end_
+      = std::min(round_end_, round_start_ + settings_.init_join_interval);
+    next_send_ = round_end_;
+  }
   return {};
 }
 

@@ -28,7 +28,10 @@
 ///   other seed answered `init_join_nack` (not a member yet).
 /// - Any other node sends `init_join` to every seed except itself, joins the
 ///   first that acks compatibly, and starts a new round every
-///   `seed_node_timeout` until one does. It never founds a cluster.
+///   `seed_node_timeout` until one does; when every seed answered
+///   `init_join_nack` (all alive, none a member yet) the next round starts
+///   `init_join_interval` after the last instead. It never founds a
+///   cluster.
 /// - After sending `join` it waits for `welcome` from that node; when none
 ///   comes within `retry_unsuccessful_join_after` (10s; off allowed) the
 ///   seed process starts over.
@@ -50,6 +53,13 @@
 /// - A non-first seed's round is `seed_node_timeout` from its start; Akka
 ///   uses an idle timeout that any answer (even a nack) restarts. The same
 ///   unless answers trickle in.
+/// - When every seed nacked, Akka still waits `seed_node_timeout` (5s)
+///   before asking again; troupe asks again after `init_join_interval`
+///   (1s). Nodes started together with their seeds (a fresh deployment)
+///   would otherwise all wait 5 s for the founding seed they just heard
+///   from; the cost is one small message per seed per second while no
+///   seed is a member. docs/design/cluster.md §13 has the effect on
+///   formation time.
 /// - Acks, nacks and welcomes from nodes that are not seeds of the current
 ///   process are ignored (Akka accepts a Welcome from anyone while
 ///   uninitialized); a late welcome from a seed is accepted.
@@ -311,6 +321,7 @@ private:
   std::map<endpoint, std::string> incompatible_;
   uint32_t attempts_ = 0;
   timestamp next_send_{};
+  timestamp round_start_{};
   timestamp round_end_{};
   std::optional<timestamp> welcome_deadline_;
   std::optional<timestamp> give_up_deadline_;

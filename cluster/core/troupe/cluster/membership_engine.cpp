@@ -372,6 +372,17 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
       break;
     case clock_order::concurrent:
       winner = merge(remote, local);
+      // The merge prunes the clock entries of removed members. When a
+      // removed member made one side's change, the merged version can
+      // equal the other side's although the contents differ, and views
+      // with equal versions never exchange contents again (the simulator
+      // found a leave, marked by an exiting member just before its
+      // removal, lost this way forever; Akka does not bump here and has
+      // the same hazard). A version of this node's own makes the merged
+      // gossip newer than both.
+      if (compare(winner.version(), remote.version()) != clock_order::after
+          || compare(winner.version(), local.version()) != clock_order::after)
+        winner.increment(self());
       talkback = true;
       break;
   }
@@ -455,6 +466,12 @@ membership_effects membership_engine::tick(clock_reading t) {
     // Akka's gossip speed-up: while fewer than half of the members have
     // seen the current version, gossip three times as often.
     bool speedup = g.seen_by().size() * 2 < g.members().size();
+    if (!speedup)
+      for (auto& m : g.members())
+        if (must_see_for_convergence(m.status) && !g.is_seen_by(m.address)) {
+          speedup = true;
+          break;
+        }
     next_gossip_
       = t.now
         + (speedup ? settings_.gossip_interval / 3 : settings_.gossip_interval);
@@ -577,18 +594,27 @@ void membership_engine::gossip_tick(effects& out) {
   auto& g = state_.latest_gossip();
   std::vector<unique_address> valid;
   std::vector<unique_address> preferred;
+  // The members whose view blocks convergence (up or leaving, not seen):
+  // unlike Akka, these come first among the preferred targets. While a
+  // large cluster forms, hundreds of joining members have not seen the
+  // version either, and Akka's uniform choice among them reaches the few
+  // up members that convergence waits for only by chance.
+  std::vector<unique_address> blocking;
   for (auto& m : g.members()) {
     if (m.address == self() || !state_.valid_node_for_gossip(m.address))
       continue;
     valid.push_back(m.address);
-    if (!g.is_seen_by(m.address))
+    if (!g.is_seen_by(m.address)) {
       preferred.push_back(m.address);
+      if (must_see_for_convergence(m.status))
+        blocking.push_back(m.address);
+    }
   }
   if (valid.empty())
     return;
   std::uniform_real_distribution<double> unit{0.0, 1.0};
   bool prefer = !preferred.empty() && unit(rng_) < different_view_probability();
-  auto& from = prefer ? preferred : valid;
+  auto& from = !prefer ? valid : !blocking.empty() ? blocking : preferred;
   std::uniform_int_distribution<size_t> pick{0, from.size() - 1};
   gossip_to(from[pick(rng_)], out);
 }

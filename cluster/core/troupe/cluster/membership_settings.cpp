@@ -245,7 +245,8 @@ void declare_membership_config(runtime::config_schema& schema) {
           "table.");
   add_key(schema, "cluster.seed_node_timeout", config_type::duration, "5s",
           "How long the first seed waits for another seed before founding "
-          "the cluster; the interval of other nodes' join rounds.");
+          "the cluster; the interval of other nodes' join rounds (1s after a "
+          "round in which every seed answered that it is not a member yet).");
   add_key(schema, "cluster.retry_unsuccessful_join_after",
           config_type::duration, "10s",
           "Start the join over when no welcome came this long after "

@@ -29,6 +29,10 @@ int fallback_rank(member_status x) noexcept {
 
 } // namespace
 
+bool must_see_for_convergence(member_status x) noexcept {
+  return is_up_or_leaving(x);
+}
+
 membership_state::membership_state(gossip latest, unique_address self)
   : latest_(std::move(latest)), self_(std::move(self)) {
   // nop
@@ -40,7 +44,7 @@ bool membership_state::convergence(
     return exiting_confirmed.count(node) > 0;
   };
   for (const auto& m : latest_.members())
-    if (is_up_or_leaving(m.status) && !latest_.is_seen_by(m.address)
+    if (must_see_for_convergence(m.status) && !latest_.is_seen_by(m.address)
         && !confirmed(m.address))
       return false;
   auto unreachable = latest_.reachability_excluding_downed_observers()

@@ -19,6 +19,12 @@
 
 namespace troupe::cluster {
 
+/// Whether a member with status `x` must have seen a gossip version
+/// before there is convergence on it: up and leaving (Akka's
+/// `convergenceMemberStatus`); joining, weakly_up, exiting and down
+/// members need not.
+bool must_see_for_convergence(member_status x) noexcept;
+
 /// The membership settings that leader actions read (the cluster daemon
 /// fills them from its configuration).
 struct leader_actions_settings {
