@@ -146,3 +146,49 @@ TEST_CASE("membership engine: an invalid gossip is ignored with its reason") {
   CHECK(fx.info[0].find("has status 42, which is no member status")
         != std::string::npos);
 }
+
+TEST_CASE("membership engine: a change made by a member removed meanwhile "
+          "survives the concurrent merge (the merged gossip is newer than "
+          "the remover's view)") {
+  // Found by the simulator (a sweep's seed 420): an exiting member marked
+  // another member leaving and was removed before that spread. The merge
+  // prunes the removed member's clock entry, so without this node's stamp
+  // the merged version equals the other side's while the contents differ,
+  // and the views never exchange contents again.
+  const unique_address x{"10.0.0.3", 2552, 33};
+  auto e = founder();
+  e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  e.receive(x, membership_message{join{x, {}, {}}}, at(5s));
+  for (std::chrono::milliseconds t = 5s; t < 10s; t += 100ms)
+    e.tick(at(t));
+  const auto base = e.state().latest_gossip();
+  REQUIRE(base.find(b)->status == member_status::up);
+  REQUIRE(base.find(x)->status == member_status::up);
+  // x (about to be removed) marks b leaving and itself exiting.
+  auto by_x = base;
+  auto b_leaving = *base.find(b);
+  b_leaving.status = member_status::leaving;
+  auto x_exiting = *base.find(x);
+  x_exiting.status = member_status::exiting;
+  std::vector<member> changed{b_leaving, x_exiting};
+  by_x.update(changed);
+  by_x.increment(x);
+  by_x.only_seen(x);
+  e.receive(x, membership_message{gossip_envelope{x, a, by_x}}, at(10s));
+  REQUIRE(e.state().latest_gossip().find(b)->status == member_status::leaving);
+  // Concurrently b's view (which never heard of the leave) removed x.
+  auto by_b = base;
+  by_b.remove(x, at(10s).wall);
+  by_b.increment(b);
+  by_b.only_seen(b);
+  REQUIRE(compare(by_b.version(), by_x.version()) == clock_order::concurrent);
+  e.receive(b, membership_message{gossip_envelope{b, a, by_b}}, at(10s));
+  auto& merged = e.state().latest_gossip();
+  CHECK(merged.find(x) == nullptr);
+  REQUIRE(merged.find(b) != nullptr);
+  CHECK(merged.find(b)->status == member_status::leaving);
+  // b's view takes the merged gossip (newer); a view still holding x's
+  // change merges again (x's entry is pruned here: concurrent, not older).
+  CHECK(compare(merged.version(), by_b.version()) == clock_order::after);
+  CHECK(compare(merged.version(), by_x.version()) == clock_order::concurrent);
+}
