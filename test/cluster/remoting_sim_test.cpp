@@ -274,7 +274,7 @@ TEST_CASE("remoting (sim): a local watch of this node's own name works the "
 }
 
 TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
-          "remove_node fires every watch on the node, once") {
+          "node_removed fires every watch on the node, once") {
   sim_remoting w;
   auto A = w.start(a);
   auto B = w.start(b);
@@ -304,7 +304,7 @@ TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
   };
   CHECK(status(A).watches == 3);
   // Membership declares B removed.
-  A.remove_node(b, "removed by the test");
+  A.node_removed(b, "removed by the test", 0s);
   w.advance(1ms);
   REQUIRE(log->downs.size() == 2);
   for (auto& d : log->downs) {
@@ -313,7 +313,7 @@ TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
     CHECK(d.reason == "removed by the test");
   }
   CHECK(A.transport().is_quarantined(b));
-  A.remove_node(b, "again");
+  A.node_removed(b, "again", 0s);
   w.advance(1s);
   CHECK(log->downs.size() == 2);
   CHECK(status(A).watches == 1); // c's
@@ -336,7 +336,7 @@ TEST_CASE("remoting (sim): a removal fires every watch of one watcher, "
   REQUIRE(!A.watch(remote_ref{b, "x"}, rec));
   REQUIRE(!A.watch(remote_ref{b, "y"}, rec));
   w.advance(100ms);
-  A.remove_node(b, "gone");
+  A.node_removed(b, "gone", 0s);
   w.advance(1ms);
   REQUIRE(log->downs.size() == 2);
   CHECK(log->downs[0].ref == remote_ref{b, "x"});
