@@ -12,6 +12,7 @@ using namespace troupe;
 using namespace troupe::test;
 using cluster::cluster_handle;
 using cluster::current_cluster_state;
+using cluster::down_cause;
 
 namespace {
 
@@ -177,6 +178,59 @@ TEST_CASE("cluster daemon (sim): down removes a member, fires the remote "
   CHECK(watcher_log->downs[0].ref == remote_ref{c, "svc"});
   CHECK(all_up(x.state(A), 2));
   CHECK(c_stops->count() == 1);
+  CHECK(stops->count() == 0);
+}
+
+TEST_CASE("cluster daemon (sim): a watch on a leaving node fires at its "
+          "removal, the removed node still gets the gossip and stops, and "
+          "the quarantine comes quarantine_removed_after later") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto c_stops = std::make_shared<shutdown_log>();
+  auto hs = x.start_three(stops, c_stops);
+  auto& A = hs[0];
+  auto& transport = x.remoting(0).transport();
+  auto [target, target_log] = x.w.spawn_recorder();
+  REQUIRE(x.remoting(2).publish("svc", target));
+  auto [watcher, watcher_log] = x.w.spawn_recorder();
+  REQUIRE(!x.remoting(0).watch(remote_ref{c, "svc"}, watcher));
+  auto log = x.subscribe(A);
+  x.w.advance(1s);
+  REQUIRE(watcher_log->downs.empty());
+  A.leave(c);
+  // Step 10 ms at a time until A (the leader) has removed C.
+  auto deadline = x.w.det().now() + 30s;
+  while (!log->has("member_removed", to_string(c))
+         && x.w.det().now() < deadline)
+    x.w.advance(10ms);
+  REQUIRE(log->has("member_removed", to_string(c)));
+  auto removed_at = x.w.det().now();
+  // The watch fired in the step of the removal, not 5 s later.
+  REQUIRE(watcher_log->downs.size() == 1);
+  CHECK(watcher_log->downs[0].ref == remote_ref{c, "svc"});
+  CHECK(watcher_log->downs[0].cause == down_cause::node_removed);
+  CHECK(!transport.is_quarantined(c));
+  // A watch after the removal fires at once (no time passes).
+  auto [late, late_log] = x.w.spawn_recorder();
+  REQUIRE(!x.remoting(0).watch(remote_ref{c, "svc"}, late));
+  x.w.det().run();
+  REQUIRE(late_log->downs.size() == 1);
+  CHECK(late_log->downs[0].cause == down_cause::node_removed);
+  CHECK(x.w.det().now() == removed_at);
+  // C still hears of its removal (traffic flows) and stops, before the
+  // quarantine.
+  while (c_stops->count() == 0 && x.w.det().now() < removed_at + 5s)
+    x.w.advance(10ms);
+  CHECK(c_stops->count() == 1);
+  CHECK_THAT(c_stops->first(), Catch::Contains("removed"));
+  CHECK(!transport.is_quarantined(c));
+  // The quarantine: quarantine_removed_after (5 s) after the removal, which
+  // happened within the last 10 ms step before removed_at.
+  x.w.run_until(removed_at + 5s - 20ms);
+  CHECK(!transport.is_quarantined(c));
+  x.w.run_until(removed_at + 5s);
+  CHECK(transport.is_quarantined(c));
+  CHECK(watcher_log->downs.size() == 1);
   CHECK(stops->count() == 0);
 }
 

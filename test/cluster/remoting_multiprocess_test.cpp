@@ -178,7 +178,7 @@ TEST_CASE("remoting, 2 processes: watches fire when the remote actor stops "
   CHECK(a.log->down_count() == 1);
 
   // Membership declares b removed: the remaining watch fires.
-  a.remoting.remove_node(b.addr(), "removed by the test's membership");
+  a.remoting.node_removed(b.addr(), "removed by the test's membership", 0s);
   REQUIRE(eventually([&] { return a.log->down_count() == 2; }));
   a.log->read([&](const recorded& r) {
     CHECK(r.downs[1].ref == b.ref("echo"));

@@ -274,7 +274,7 @@ TEST_CASE("remoting (sim): a local watch of this node's own name works the "
 }
 
 TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
-          "remove_node fires every watch on the node, once") {
+          "node_removed fires every watch on the node, once") {
   sim_remoting w;
   auto A = w.start(a);
   auto B = w.start(b);
@@ -304,7 +304,7 @@ TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
   };
   CHECK(status(A).watches == 3);
   // Membership declares B removed.
-  A.remove_node(b, "removed by the test");
+  A.node_removed(b, "removed by the test", 0s);
   w.advance(1ms);
   REQUIRE(log->downs.size() == 2);
   for (auto& d : log->downs) {
@@ -313,7 +313,7 @@ TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
     CHECK(d.reason == "removed by the test");
   }
   CHECK(A.transport().is_quarantined(b));
-  A.remove_node(b, "again");
+  A.node_removed(b, "again", 0s);
   w.advance(1s);
   CHECK(log->downs.size() == 2);
   CHECK(status(A).watches == 1); // c's
@@ -322,6 +322,56 @@ TEST_CASE("remoting (sim): connection blips and a blackhole fire no watch, "
   w.advance(1ms);
   REQUIRE(log->downs.size() == 3);
   CHECK(log->downs[2].cause == down_cause::node_removed);
+}
+
+TEST_CASE("remoting (sim): node_removed fires the watches at once, traffic "
+          "flows both ways until the quarantine, which comes after the "
+          "delay") {
+  sim_remoting w;
+  auto A = w.start(a);
+  auto B = w.start(b);
+  auto [rec, log] = w.spawn_recorder();
+  auto [rec_a, log_a] = w.spawn_recorder();
+  auto [rec_b, log_b] = w.spawn_recorder();
+  REQUIRE(A.publish("log", rec_a));
+  REQUIRE(B.publish("log", rec_b));
+  REQUIRE(B.publish("svc", w.spawn(idle)));
+  REQUIRE(!A.watch(remote_ref{b, "svc"}, rec));
+  w.advance(100ms);
+  REQUIRE(log->downs.empty());
+  auto removed_at = w.det().now();
+  A.node_removed(b, "removed by the test", 5s);
+  w.det().run(); // no time passes
+  REQUIRE(log->downs.size() == 1);
+  CHECK(log->downs[0].ref == remote_ref{b, "svc"});
+  CHECK(log->downs[0].cause == down_cause::node_removed);
+  CHECK(log->downs[0].reason == "removed by the test");
+  CHECK(!A.transport().is_quarantined(b));
+  // A new watch of the removed incarnation fires at once, without asking B.
+  auto [late, late_log] = w.spawn_recorder();
+  REQUIRE(!A.watch(remote_ref{b, "svc"}, late));
+  w.det().run();
+  REQUIRE(late_log->downs.size() == 1);
+  CHECK(late_log->downs[0].cause == down_cause::node_removed);
+  CHECK(w.det().now() == removed_at);
+  // Until the quarantine, messages still flow both ways.
+  w.advance(4s);
+  REQUIRE(!A.send(remote_ref{b, "log"}, order_msg(1)));
+  REQUIRE(!B.send(remote_ref{a, "log"}, order_msg(2)));
+  w.advance(100ms);
+  CHECK(log_b->orders.size() == 1);
+  CHECK(log_a->orders.size() == 1);
+  w.run_until(removed_at + 5s - 1ms);
+  CHECK(!A.transport().is_quarantined(b));
+  w.run_until(removed_at + 5s);
+  CHECK(A.transport().is_quarantined(b));
+  auto err = A.send(remote_ref{b, "log"}, order_msg(3));
+  CHECK(err.code == static_cast<uint8_t>(cluster::errc::quarantined));
+  w.advance(1s);
+  CHECK(log_b->orders.size() == 1);
+  // The transport's quarantine report fires nothing more.
+  CHECK(log->downs.size() == 1);
+  CHECK(late_log->downs.size() == 1);
 }
 
 TEST_CASE("remoting (sim): a removal fires every watch of one watcher, "
@@ -336,7 +386,7 @@ TEST_CASE("remoting (sim): a removal fires every watch of one watcher, "
   REQUIRE(!A.watch(remote_ref{b, "x"}, rec));
   REQUIRE(!A.watch(remote_ref{b, "y"}, rec));
   w.advance(100ms);
-  A.remove_node(b, "gone");
+  A.node_removed(b, "gone", 0s);
   w.advance(1ms);
   REQUIRE(log->downs.size() == 2);
   CHECK(log->downs[0].ref == remote_ref{b, "x"});

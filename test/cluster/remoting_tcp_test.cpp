@@ -145,7 +145,7 @@ TEST_CASE("remoting (tcp): a watch fires when the remote actor stops, after "
 }
 
 TEST_CASE("remoting (tcp): a blackhole fires no watch and traffic resumes "
-          "after it, remove_node fires the watch") {
+          "after it, node_removed fires the watch") {
   real_node a, b;
   REQUIRE(b.remoting.publish("svc", b.spawn(idle)));
   REQUIRE(!a.remoting.watch(b.ref("svc"), a.rec));
@@ -163,7 +163,7 @@ TEST_CASE("remoting (tcp): a blackhole fires no watch and traffic resumes "
   REQUIRE(!a.remoting.send(b.ref("log"), order_msg(3)));
   REQUIRE(eventually([&] { return b.log->order_count() == 2; }));
   CHECK(a.log->down_count() == 0);
-  a.remoting.remove_node(b.addr(), "declared removed by the test");
+  a.remoting.node_removed(b.addr(), "declared removed by the test", 0s);
   REQUIRE(eventually([&] { return a.log->down_count() == 1; }));
   a.log->read([&](const recorded& r) {
     CHECK(r.downs[0].ref == b.ref("svc"));

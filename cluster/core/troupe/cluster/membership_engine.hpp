@@ -128,9 +128,10 @@ struct outbound_message {
 };
 
 /// What the owner must do after one call, in this order: send, publish
-/// events, tell the transport about removed nodes (`remove_node`: it
-/// quarantines them and fires remote watches), log, and finally shut the
-/// node down if `shutdown` is set.
+/// events, tell remoting about removed nodes (`node_removed`: remote
+/// watches on them fire at once, the transport quarantines them after
+/// quarantine_removed_after), log, and finally shut the node down if
+/// `shutdown` is set.
 struct membership_effects {
   std::vector<outbound_message> send;
   std::vector<cluster_event> events;

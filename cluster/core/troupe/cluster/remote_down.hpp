@@ -19,7 +19,8 @@ enum class down_cause : uint8_t {
   /// Nothing was published under the name when the watch request arrived
   /// (Akka: watching a non-existent actor terminates at once).
   not_published,
-  /// The membership layer removed the node (`remove_node`).
+  /// The membership layer removed the node (`node_removed`; before the
+  /// transport quarantines it).
   node_removed,
   /// The transport quarantined the node's incarnation: a new incarnation
   /// at the same host:port completed a handshake, so the old process is

@@ -27,9 +27,12 @@
 /// gaps (drops are counted and reported) but never duplicated or reordered.
 /// The transport reports peers coming up and going down per direction, and
 /// the quarantine of old incarnations. A connection blip is `on_peer_down`,
-/// never a removal: only the membership layer removes nodes
-/// (`remove_node`), as in Akka, where a watch fires on removal and not on a
-/// broken TCP connection.
+/// never a removal: only the membership layer removes nodes, as in Akka,
+/// where a watch fires on removal and not on a broken TCP connection.
+/// Remote watches fire at removal (remoting.hpp, `node_removed`); the
+/// transport hears of it later, when remoting quarantines the node
+/// (`remove_node`, quarantine_removed_after after the removal, so that the
+/// removed node still receives the gossip that removed it).
 
 namespace troupe::cluster {
 
@@ -319,8 +322,9 @@ public:
                               std::span<const std::byte> payload)
     = 0;
 
-  /// Membership removed `node` (Akka: the member reached `removed`): its uid
-  /// is quarantined, frames queued for it are dropped (`quarantined`), its
+  /// Membership removed `node` (Akka: the member reached `removed`) and the
+  /// quarantine delay after it has passed (remoting.hpp): its uid is
+  /// quarantined, frames queued for it are dropped (`quarantined`), its
   /// connections are closed (`on_peer_down`) and `on_peer_quarantined`
   /// fires. Frames queued for the endpoint with uid 0 are kept for the
   /// next incarnation. Idempotent; a uid of 0 is ignored.

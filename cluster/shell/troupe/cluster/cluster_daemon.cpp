@@ -80,8 +80,11 @@ void execute(daemon_self self, membership_effects fx) {
   auto& st = self->state;
   send_all(st, fx.send);
   publish(self, fx.events);
+  // Watches on a removed node fire now; remoting quarantines it later, so
+  // that it still gets the gossip that removed it.
   for (auto& node : fx.removed)
-    self->delayed_send(self, st.quarantine_after, quarantine_atom::value, node);
+    st.remoting.node_removed(node, "removed from the cluster membership",
+                             st.quarantine_after);
   for (auto& line : fx.info)
     st.log.info("{}", line);
   if (fx.shutdown) {
@@ -156,10 +159,6 @@ cluster_daemon::behavior_type make_behavior(daemon_self self,
       if (st.scheduled && st.scheduled->time_since_epoch().count() == due)
         st.scheduled.reset();
       execute(self, st.engine->tick(read_clock(st)));
-    },
-    [self](quarantine_atom, const unique_address& node) {
-      self->state.remoting.remove_node(node,
-                                       "removed from the cluster membership");
     },
     [self](start_atom) {
       auto& st = self->state;

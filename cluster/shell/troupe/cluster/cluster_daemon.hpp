@@ -26,9 +26,11 @@
 /// event publisher in one thin shell). It turns membership messages from
 /// other nodes, commands and its own timer into engine calls, and carries
 /// out the engine's effects in the engine's order: send (over remoting, on
-/// the transport's control lane), publish events to subscribers, remove
-/// nodes from remoting (quarantine, remote watches fire), log INFO lines,
-/// and finally call the shutdown hook. Applications use `cluster_handle`
+/// the transport's control lane), publish events to subscribers, tell
+/// remoting about removed nodes (`node_removed`: remote watches on them
+/// fire at once, the transport quarantines them
+/// `quarantine_removed_after` later), log INFO lines, and finally call the
+/// shutdown hook. Applications use `cluster_handle`
 /// (cluster_handle.hpp); this header is the actor's protocol.
 ///
 /// Threading: the engine lives in the actor's state and is touched only by
@@ -53,7 +55,6 @@ using self_member_atom = caf::atom_constant<caf::atom("selfmember")>;
 using state_atom = caf::atom_constant<caf::atom("state")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
-using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
 
 namespace detail {
 
@@ -72,8 +73,7 @@ struct daemon_actor_of<std::variant<Ts...>> {
                        caf::replies_to<self_member_atom>::with<member>,
                        caf::replies_to<state_atom>::with<current_cluster_state>,
                        caf::reacts_to<tick_atom, int64_t>,
-                       caf::reacts_to<start_atom>,
-                       caf::reacts_to<quarantine_atom, unique_address>>;
+                       caf::reacts_to<start_atom>>;
 };
 
 } // namespace detail
@@ -92,9 +92,7 @@ struct daemon_actor_of<std::variant<Ts...>> {
 ///   epoch of the tick it was scheduled for);
 /// - `(start)`: starts the engine (sent once by `spawn_cluster_daemon`
 ///   after publishing, so that no answer to the first InitJoin finds the
-///   name unpublished);
-/// - `(quarantine, node)`: the daemon's own timer: `node` was removed
-///   `quarantine_removed_after` ago; remoting removes it now.
+///   name unpublished).
 using cluster_daemon = detail::daemon_actor_of<membership_message>::type;
 
 /// Called once, on the daemon's thread, when the engine decides this node
@@ -116,12 +114,13 @@ struct cluster_daemon_settings {
   uint64_t seed = 0;
   /// See `shutdown_hook`; empty: only logged.
   shutdown_hook on_shutdown;
-  /// How long after its removal a node is removed from remoting (which
-  /// quarantines its uid in the transport and fires the remote watches on
-  /// it): the removed node must still receive the gossip that removed it,
-  /// or it would never learn it and stop (Akka Artery's
-  /// quarantine-removed-node-after, 5 s). Unlike Akka, watches fire at
-  /// quarantine, not at removal.
+  /// How long after its removal a node is quarantined in the transport
+  /// (no more traffic with its uid): the removed node must still receive
+  /// the gossip that removed it, or it would never learn it and stop
+  /// (Akka's quarantine-removed-node-after, 5 s). As in Akka, the remote
+  /// watches on the node fire at removal, not at quarantine: the daemon
+  /// calls `remoting_handle::node_removed` at once with this delay, and
+  /// remoting quarantines the node when it has passed (remoting.hpp).
   runtime::timespan quarantine_removed_after = std::chrono::seconds{5};
   /// The monotonic clock for the engine; nullptr: the actor system's clock
   /// (simulated under CAF's test coordinator). Must outlive the daemon.

@@ -218,11 +218,12 @@ void remoting_handle::unwatch(const remote_ref& ref,
     caf::anon_send(sh_->actor, unwatch_atom::value, ref, watcher);
 }
 
-void remoting_handle::remove_node(const unique_address& node,
-                                  std::string reason) const {
+void remoting_handle::node_removed(const unique_address& node,
+                                   std::string reason,
+                                   runtime::timespan quarantine_after) const {
   if (sh_ && node.uid != 0)
-    caf::anon_send(sh_->actor, remove_node_atom::value, node,
-                   std::move(reason));
+    caf::anon_send(sh_->actor, node_removed_atom::value, node,
+                   std::move(reason), quarantine_after);
 }
 
 remoting_metrics remoting_handle::metrics() const {

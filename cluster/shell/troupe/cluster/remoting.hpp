@@ -15,6 +15,7 @@
 #include "troupe/cluster/remoting_actor.hpp"
 #include "troupe/cluster/remoting_shared.hpp"
 #include "troupe/cluster/transport.hpp"
+#include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/node.hpp"
 
@@ -40,7 +41,7 @@
 ///
 /// Watches (Akka's remote death watch). `watch(ref, watcher)` delivers one
 /// `remote_down` to `watcher` when the actor published as `ref` stops or
-/// is unpublished, when `ref`'s node is removed (`remove_node`, driven by
+/// is unpublished, when `ref`'s node is removed (`node_removed`, driven by
 /// membership) or quarantined (a new incarnation replaced it), or at once
 /// if nothing is published under the name. A connection blip fires
 /// nothing: watch requests are repeated when the peer is back. The down
@@ -49,7 +50,9 @@
 /// before it stopped first, or, if that copy is lost, when
 /// `cluster.remoting.down_flush_timeout` (3 s) has passed since the
 /// control copy came (Akka's death-watch-notification flush). Each watch
-/// fires once; further watches of a removed node fire at once.
+/// fires once; further watches of a removed node fire at once. A removed
+/// node's watches fire at its removal, before its quarantine
+/// (`node_removed`).
 ///
 /// What travels: CAF's built-in value types and every type registered with
 /// `add_message_type` on both nodes (message_codec.hpp). A type the sender
@@ -188,10 +191,35 @@ public:
     unwatch(ref, caf::actor_cast<caf::actor>(watcher));
   }
 
-  /// Membership removed `node` (Akka: the member reached removed): every
-  /// watch on it fires (`node_removed`), and the transport quarantines its
-  /// uid. Idempotent. The API the membership layer drives.
-  void remove_node(const unique_address& node, std::string reason) const;
+  /// Membership removed `node` (Akka: the member reached removed). The
+  /// API the membership layer drives, in two steps:
+  /// - now: every watch on an actor of `node` fires (`remote_down` with
+  ///   `down_cause::node_removed` and `reason`), and from then on a watch
+  ///   of an actor of `node` fires at once: a removed incarnation never
+  ///   returns (`node.uid` matters; a new incarnation at the same
+  ///   host:port is another node). The downs are sent when the remoting
+  ///   actor handles the removal, so a watcher gets them behind the
+  ///   messages from `node` already in its mailbox (as before this split);
+  ///   a stopped actor's own down (the flush, file comment) is not waited
+  ///   for. Traffic with `node` still flows: sends to it and messages from
+  ///   it are delivered as before;
+  /// - after `quarantine_after` (0 or less: at once): the transport
+  ///   quarantines `node`'s uid (`transport::remove_node`): nothing more
+  ///   is sent to or received from that incarnation.
+  /// The delay is for the removed node: it must still receive the gossip
+  /// that removed it, or it would never learn it and stop. This is Akka's
+  /// split: ClusterRemoteWatcher publishes AddressTerminated (watches
+  /// fire) when the member is removed and quarantines the address
+  /// `akka.cluster.quarantine-removed-node-after` (5 s) later. The delay
+  /// lives here (the remoting actor's timer), not in the caller, so that
+  /// removal is one call and its semantics (watches now, traffic until
+  /// the quarantine, the transport's quarantine report finding the node
+  /// removed) are in one place; the value is the caller's
+  /// (cluster_daemon_settings::quarantine_removed_after).
+  /// Idempotent: a second call fires nothing, and may only bring the
+  /// quarantine forward. Does nothing for uid 0 or once stopped.
+  void node_removed(const unique_address& node, std::string reason,
+                    runtime::timespan quarantine_after) const;
 
   // -- operations -------------------------------------------------------------
 

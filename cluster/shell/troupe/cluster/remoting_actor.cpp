@@ -178,6 +178,18 @@ void on_node_removed(remoting_self self, const unique_address& node,
   execute(self, effects);
 }
 
+// Quarantines the removed `node` in the transport. After the table: the
+// transport's quarantine report that follows finds the node removed
+// already. Idempotent (the transport's is).
+void quarantine(remoting_self self, const unique_address& node) {
+  auto& st = self->state;
+  if (st.sh->transport->is_quarantined(node))
+    return;
+  st.sh->log.info("node {} quarantined: no more traffic with it",
+                  to_string(node));
+  st.sh->transport->remove_node(node);
+}
+
 remoting_actor::behavior_type
 remoting_impl(remoting_self self, std::shared_ptr<detail::remoting_shared> sh) {
   auto& st = self->state;
@@ -206,12 +218,19 @@ remoting_impl(remoting_self self, std::shared_ptr<detail::remoting_shared> sh) {
     [=](unwatch_atom, const remote_ref& ref, const caf::actor& watcher) {
       execute(self, self->state.table->unwatch(watcher.id(), ref));
     },
-    [=](remove_node_atom, const unique_address& node,
-        const std::string& reason) {
+    [=](node_removed_atom, const unique_address& node,
+        const std::string& reason, runtime::timespan quarantine_after) {
+      // The watches fire now; traffic with the node flows until the
+      // quarantine, so the node still hears of its removal.
       on_node_removed(self, node, down_cause::node_removed, reason);
-      // After the table: the transport's quarantine report that follows
-      // finds the node removed already.
-      self->state.sh->transport->remove_node(node);
+      if (quarantine_after > runtime::timespan{0})
+        self->delayed_send(self, quarantine_after, quarantine_atom::value,
+                           node);
+      else
+        quarantine(self, node);
+    },
+    [=](quarantine_atom, const unique_address& node) {
+      quarantine(self, node);
     },
     [=](status_atom) {
       auto& st = self->state;

@@ -12,6 +12,7 @@
 
 #include "troupe/cluster/remote_ref.hpp"
 #include "troupe/cluster/remoting_events.hpp"
+#include "troupe/runtime/clock.hpp"
 
 /// @file
 /// The remoting actor: one per node; owns the watch table and carries out
@@ -24,7 +25,8 @@ using published_atom = caf::atom_constant<caf::atom("published")>;
 using unpublished_atom = caf::atom_constant<caf::atom("unpublish")>;
 using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using unwatch_atom = caf::atom_constant<caf::atom("unwatch")>;
-using remove_node_atom = caf::atom_constant<caf::atom("rmnode")>;
+using node_removed_atom = caf::atom_constant<caf::atom("rmnode")>;
+using quarantine_atom = caf::atom_constant<caf::atom("quarantine")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 
@@ -48,19 +50,24 @@ auto inspect(Inspector& f, remoting_status& x) {
 /// - `(unpublish, name)`: `name` was unpublished: its watchers get a down.
 /// - `(watch, ref, watcher)` / `(unwatch, ref, watcher)`: remote watches;
 ///   `watcher` receives `remote_down` once.
-/// - `(rmnode, node, reason)`: membership removed `node`: quarantine it in
-///   the transport and fire every watch on it.
+/// - `(rmnode, node, reason, quarantine_after)`: membership removed `node`:
+///   fire every watch on it now, and quarantine it in the transport after
+///   `quarantine_after` (remoting.hpp, `node_removed`).
 /// - `(status) -> remoting_status`.
-/// The rest come from the transport listener and the actor's own timer.
-using remoting_actor = caf::typed_actor<
-  caf::reacts_to<published_atom, std::string, caf::actor>,
-  caf::reacts_to<unpublished_atom, std::string>,
-  caf::reacts_to<watch_atom, remote_ref, caf::actor>,
-  caf::reacts_to<unwatch_atom, remote_ref, caf::actor>,
-  caf::reacts_to<remove_node_atom, unique_address, std::string>,
-  caf::replies_to<status_atom>::with<remoting_status>,
-  caf::reacts_to<control_received>, caf::reacts_to<peer_event>,
-  caf::reacts_to<flush_atom>>;
+/// The rest come from the transport listener and the actor's own timers:
+/// `(flush)` (watch_table.hpp) and `(quarantine, node)`, the delayed
+/// quarantine of a removed node.
+using remoting_actor
+  = caf::typed_actor<caf::reacts_to<published_atom, std::string, caf::actor>,
+                     caf::reacts_to<unpublished_atom, std::string>,
+                     caf::reacts_to<watch_atom, remote_ref, caf::actor>,
+                     caf::reacts_to<unwatch_atom, remote_ref, caf::actor>,
+                     caf::reacts_to<node_removed_atom, unique_address,
+                                    std::string, runtime::timespan>,
+                     caf::reacts_to<quarantine_atom, unique_address>,
+                     caf::replies_to<status_atom>::with<remoting_status>,
+                     caf::reacts_to<control_received>,
+                     caf::reacts_to<peer_event>, caf::reacts_to<flush_atom>>;
 
 namespace detail {
 struct remoting_shared;
