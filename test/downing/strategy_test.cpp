@@ -242,3 +242,47 @@ TEST_CASE("decisions render with their delay and error") {
         == "down_all (too many)");
   CHECK(std::string{name_of(strategy{keep_referee{}})} == "keep_referee");
 }
+
+TEST_CASE("Akka's documented cases: static_quorum 9 nodes with quorum_size "
+          "5, then a second failure downs all") {
+  check_rows(
+    static_quorum{5, ""},
+    {
+      {"{a,b,c,d,e} | {f,g,h,i}", "a", "", k::down_unreachable, "{f,g,h,i}"},
+      {"{a,b,c,d,e} | {f,g,h,i}", "f", "", k::down_reachable, "{f,g,h,i}"},
+      // the remaining 5 cannot handle another failure
+      {"{a,b,c,d} | {e}", "a", "", k::down_reachable, "{a,b,c,d}"},
+      {"{a,b,c,d} | {e}", "e", "", k::down_reachable, "{e}"},
+    });
+}
+
+TEST_CASE("Akka's documented cases: keep_majority with more than half "
+          "crashed downs the survivors") {
+  check_rows(keep_majority{},
+             {
+               {"{a,b} | {c,d,e}", "a", "", k::down_reachable, "{a,b}"},
+             });
+}
+
+TEST_CASE("Akka's documented cases: keep_oldest keeps the small side with "
+          "the oldest") {
+  check_rows(
+    keep_oldest{},
+    {
+      {"{a,b} | {c,d,e,f,g,h}", "a", "", k::down_unreachable, "{c,d,e,f,g,h}"},
+      {"{a,b} | {c,d,e,f,g,h}", "c", "", k::down_reachable, "{c,d,e,f,g,h}"},
+    });
+}
+
+TEST_CASE("Akka's documented cases: lease_majority with the lease "
+          "unreachable from every side downs all") {
+  strategy s = lease_majority{};
+  std::set<troupe::runtime::unique_address> downed;
+  for (auto self : {"a", "d"}) {
+    auto view = test::view_of("{a,b,c} | {d,e}", self);
+    for (const auto& n :
+         nodes_to_down(s, after_lease(decide(s, view), false), view))
+      downed.insert(n);
+  }
+  CHECK(test::names(downed) == "{a,b,c,d,e}");
+}
