@@ -62,17 +62,11 @@ bool membership_state::convergence(
 }
 
 std::optional<unique_address>
-membership_state::leader_of(const std::vector<member>& candidates) const {
-  auto unreachable = latest_.reachability_excluding_downed_observers()
-                       .all_unreachable_or_terminated();
+leader_by_status(const std::vector<member>& candidates) {
   const member* best = nullptr;
   const member* fallback = nullptr;
   for (const auto& m : candidates) {
     if (m.status == member_status::down)
-      continue;
-    // Unlike Akka, self is no exception (ADR 0006): a node that others
-    // (not down) find unreachable does not lead, even in its own view.
-    if (unreachable.count(m.address) > 0)
       continue;
     if (is_up_or_leaving(m.status)) {
       if (best == nullptr || m.address < best->address)
@@ -89,6 +83,19 @@ membership_state::leader_of(const std::vector<member>& candidates) const {
   if (best == nullptr)
     return std::nullopt;
   return best->address;
+}
+
+std::optional<unique_address>
+membership_state::leader_of(const std::vector<member>& candidates) const {
+  auto unreachable = latest_.reachability_excluding_downed_observers()
+                       .all_unreachable_or_terminated();
+  // Unlike Akka, self is no exception (ADR 0006): a node that others (not
+  // down) find unreachable does not lead, even in its own view.
+  std::vector<member> reachable;
+  for (const auto& m : candidates)
+    if (unreachable.count(m.address) == 0)
+      reachable.push_back(m);
+  return leader_by_status(reachable);
 }
 
 std::optional<unique_address> membership_state::leader() const {

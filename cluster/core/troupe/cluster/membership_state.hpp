@@ -123,6 +123,17 @@ private:
   unique_address self_;
 };
 
+/// The leader among `candidates` by status and address alone, without
+/// looking at reachability (the caller has already chosen the reachable
+/// candidates): the first up or leaving member in address order; when
+/// there is none, the first weakly_up, else the first joining, else the
+/// first exiting member; down members never lead. `membership_state::
+/// leader_of` applies it to the members no (non-down) observer finds
+/// unreachable; the split brain resolver to the reachable side of its own
+/// view (docs/design/downing.md).
+std::optional<unique_address>
+leader_by_status(const std::vector<member>& candidates);
+
 /// What a call of `leader_actions` or `move_joining_to_weakly_up` found.
 enum class leader_actions_verdict : uint8_t {
   /// Self is not the leader: nothing done.
