@@ -42,15 +42,12 @@
 #include <thread>
 #include <vector>
 
-#include <csignal>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "bench_process.hpp"
+#include "troupe/test/child.hpp"
 #include "troupe/test/free_ports.hpp"
 
 #ifndef TROUPE_CLUSTER_NODE
@@ -59,8 +56,6 @@
 #ifndef TROUPE_IDLE_CAF_PROCESS
 #  error "TROUPE_IDLE_CAF_PROCESS must name the idle_caf_process executable"
 #endif
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -73,49 +68,26 @@ namespace {
   std::exit(1);
 }
 
-/// A process whose stdout and stderr go to `output`; SIGTERM, then SIGKILL
-/// after 5 s, on destruction.
+/// A child process (stdout and stderr into `output`) and its output.
 class logged_process {
 public:
-  logged_process(std::vector<std::string> args, fs::path output)
-    : output_(std::move(output)) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                     O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ)
-        != 0)
-      fail("cannot start " + args[0]);
-    posix_spawn_file_actions_destroy(&actions);
+  logged_process(std::string name, std::vector<std::string> args,
+                 fs::path output)
+    : output_(output), proc_(name, std::move(args), output) {
+    if (proc_.pid() <= 0)
+      fail("cannot start " + name);
   }
 
-  logged_process(const logged_process&) = delete;
-  logged_process& operator=(const logged_process&) = delete;
-
   ~logged_process() {
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_)
-        return;
-      std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    proc_.stop(5s);
   }
 
   pid_t pid() const noexcept {
-    return pid_;
+    return proc_.pid();
   }
 
-  bool exited() const {
-    return ::waitpid(pid_, nullptr, WNOHANG) == pid_;
+  bool exited() {
+    return proc_.crashed();
   }
 
   std::string output() const {
@@ -125,7 +97,7 @@ public:
 
 private:
   fs::path output_;
-  pid_t pid_ = -1;
+  troupe::test::child proc_;
 };
 
 /// Resident memory of `pid` in bytes (VmRSS).
@@ -214,6 +186,7 @@ int main(int argc, char** argv) {
   auto started = std::chrono::steady_clock::now();
   for (size_t i = 0; i < n; ++i) {
     nodes.push_back(std::make_unique<logged_process>(
+      "cluster_node",
       std::vector<std::string>{
         TROUPE_CLUSTER_NODE, "--report_interval=1s", "--cluster.name=idle",
         "--cluster.secret=idle-cluster-benchmark-secret-0123",
@@ -222,7 +195,7 @@ int main(int argc, char** argv) {
         "--cluster.seed_nodes=" + seed, "--log.level=warning"},
       dir / ("node" + std::to_string(i) + ".out")));
     baseline.push_back(std::make_unique<logged_process>(
-      std::vector<std::string>{TROUPE_IDLE_CAF_PROCESS},
+      "idle_caf_process", std::vector<std::string>{TROUPE_IDLE_CAF_PROCESS},
       dir / ("caf" + std::to_string(i) + ".out")));
   }
   // Formation: every node has printed member_up for all N.
