@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -348,8 +350,25 @@ void etcd_cluster::stop(size_t i) {
 }
 
 void etcd_cluster::freeze(size_t i) {
-  if (auto p = members_.at(i)->pid; p > 0)
-    ::kill(p, SIGSTOP);
+  auto p = members_.at(i)->pid;
+  if (p <= 0)
+    return;
+  ::kill(p, SIGSTOP);
+  // SIGSTOP takes effect asynchronously: a thread already running may
+  // still answer a request sent right after kill() returns. Wait until
+  // the kernel reports the process stopped ("T" in /proc/<pid>/stat).
+  auto stat = fmt::format("/proc/{}/stat", p);
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    std::ifstream in{stat};
+    std::string text{std::istreambuf_iterator<char>{in}, {}};
+    auto close = text.rfind(')');
+    if (close != std::string::npos && close + 2 < text.size()
+        && text[close + 2] == 'T')
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+  fail(fmt::format("member {} (pid {}) did not stop within 2 s of SIGSTOP",
+                   members_.at(i)->name, p));
 }
 
 void etcd_cluster::thaw(size_t i) {
