@@ -44,7 +44,7 @@ TEST_CASE("downing node: active_strategy off starts no resolver, the "
 }
 
 TEST_CASE("downing node: lease_majority takes its lease from the lease.* "
-          "keys; a bad setting is refused naming the key") {
+          "keys, and a bad setting is refused naming the key") {
   test::temp_dir dir;
   auto n = start_node({"--downing.active_strategy=lease_majority",
                        "--lease.backend=file",
