@@ -82,13 +82,8 @@ void publish_view(daemon_self self) {
 
 void schedule_tick(daemon_self self) {
   auto& st = self->state;
-  auto next = st.engine->next_tick();
-  if (!next || (st.scheduled && *st.scheduled <= *next))
-    return;
-  st.scheduled = *next;
-  auto delay = std::max(*next - st.clock->now(), runtime::timespan{0});
-  self->delayed_send(self, delay, tick_atom::value,
-                     static_cast<int64_t>(next->time_since_epoch().count()));
+  runtime::schedule_tick(self, tick_atom::value, st.scheduled,
+                         st.engine->next_tick(), *st.clock);
 }
 
 // Carries out `fx` in the engine's order, then re-arms the timer.
@@ -113,22 +108,24 @@ void execute(daemon_self self, membership_effects fx) {
   schedule_tick(self);
 }
 
-void subscribe(daemon_self self, const caf::actor& sub) {
-  auto& subs = self->state.subscribers;
+// Adds `sub` to `subs` (once), watches it and sends it `first...`.
+template <class... Ts>
+void add_subscriber(daemon_self self, std::vector<caf::actor>& subs,
+                    const caf::actor& sub, const Ts&... first) {
   if (!sub || std::find(subs.begin(), subs.end(), sub) != subs.end())
     return;
   subs.push_back(sub);
   self->monitor(sub);
-  caf::anon_send(sub, self->state.engine->snapshot());
+  caf::anon_send(sub, first...);
+}
+
+void subscribe(daemon_self self, const caf::actor& sub) {
+  add_subscriber(self, self->state.subscribers, sub,
+                 self->state.engine->snapshot());
 }
 
 void subscribe_view(daemon_self self, const caf::actor& sub) {
-  auto& subs = self->state.view_subscribers;
-  if (!sub || std::find(subs.begin(), subs.end(), sub) != subs.end())
-    return;
-  subs.push_back(sub);
-  self->monitor(sub);
-  caf::anon_send(sub, view_atom::value,
+  add_subscriber(self, self->state.view_subscribers, sub, view_atom::value,
                  self->state.engine->state().latest_gossip());
 }
 

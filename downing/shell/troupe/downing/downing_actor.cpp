@@ -54,13 +54,8 @@ void write(const runtime::logger& log, const log_line& line) {
 
 void schedule_tick(downing_self self) {
   auto& st = self->state;
-  auto next = st.engine->next_tick();
-  if (!next || (st.scheduled && *st.scheduled <= *next))
-    return;
-  st.scheduled = *next;
-  auto delay = std::max(*next - st.clock->now(), runtime::timespan{0});
-  self->delayed_send(self, delay, tick_atom::value,
-                     static_cast<int64_t>(next->time_since_epoch().count()));
+  runtime::schedule_tick(self, tick_atom::value, st.scheduled,
+                         st.engine->next_tick(), *st.clock);
 }
 
 void execute(downing_self self, downing_effects fx);
