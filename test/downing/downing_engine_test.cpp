@@ -109,9 +109,7 @@ TEST_CASE("downing_engine: a node that becomes responsible on a stable view "
   auto b = engine(keep_majority{}, "b");
   b.on_view(test::view_of("{a,b,c} | {d,e}", "b"), t0);
   CHECK(b.tick(t0 + 6s).empty());
-  // a leaves the cluster (a leaving member is still counted; removal of a
-  // leaving member is no change of the up/leaving set... a moves to
-  // exiting): b is now the side leader
+  // a leaves the cluster and is exiting: b is now the side leader
   auto fx = b.on_view(test::view_of("{a/exiting,b,c} | {d,e}", "b"), t0 + 7s);
   // a left the up/leaving set: a new stable_after
   CHECK(fx.empty());

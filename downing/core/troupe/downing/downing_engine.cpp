@@ -256,7 +256,8 @@ void downing_engine::act(const decision& original, const downing_view& view,
   auto nodes = nodes_to_down(s, d, view);
   auto stable_since
     = tracker_.stable_deadline() - settings_.downing.stability.stable_after;
-  auto stable_for = std::max(timespan{0}, now - stable_since);
+  auto stable_for = std::chrono::duration_cast<std::chrono::milliseconds>(
+    std::max(timespan{0}, now - stable_since));
   out.log.push_back(
     {log_level::info,
      fmt::format("SBR took decision {} ({}) and is downing {}; {} unreachable "
