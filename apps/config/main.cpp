@@ -14,6 +14,7 @@
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/transport_config.hpp"
+#include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/lease_config.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
@@ -28,6 +29,7 @@ runtime::config_schema full_schema() {
   runtime::declare_runtime_config(schema);
   lease::declare_lease_config(schema);
   cluster::declare_cluster_config(schema);
+  downing::declare_downing_config(schema);
   return schema;
 }
 
@@ -65,6 +67,8 @@ int check(const std::vector<std::string>& args) {
     problems.push_back(t.error().message);
   if (auto m = cluster::membership_settings_from_config(*cfg); !m)
     problems.push_back(m.error().message);
+  if (auto d = downing::downing_settings_from_config(*cfg); !d)
+    problems.push_back(d.error().message);
   auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
   if (auto err = lease::validate(lease_settings.with_defaults()))
     problems.push_back(err.message);

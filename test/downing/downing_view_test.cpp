@@ -106,3 +106,18 @@ TEST_CASE("leader_by_status: up and leaving first, then weakly_up, joining, "
         == test::node("b"));
   CHECK(cluster::leader_by_status({m("a", s::down)}) == std::nullopt);
 }
+
+TEST_CASE("downing_view: a crashed member does not keep the stale records of "
+          "a cut-off observer alive (downing simulator, seed 5)") {
+  // f was partitioned with g, recorded the majority {b,c,d,e}
+  // unreachable, and is now cut off from everyone; a crashed meanwhile and
+  // never recorded f. g, back with the majority, must not find the
+  // majority indirectly connected (nor unreachable) through f's stale
+  // records: f's silence is stale, a's says nothing.
+  auto view = test::view_of("{b,c,d,e,g} | {a} | {f}", "g",
+                            "f->b, f->c, f->d, f->e, f->a");
+  CHECK(view.indirectly_connected().empty());
+  CHECK(test::names(view.unreachable()) == "{a,f}");
+  CHECK(view.side_leader() == test::node("b"));
+  CHECK_FALSE(view.is_responsible());
+}

@@ -133,3 +133,23 @@ TEST_CASE("stability: every node downs all when unstable, responsible or "
   CHECK(st.evaluate(t0 + 34s) == v::not_responsible);
   CHECK(st.evaluate(t0 + 35s) == v::down_all_when_unstable);
 }
+
+TEST_CASE("stability: a change of the indirectly connected nodes resets the "
+          "timer (a heal's transient, downing simulator seed 44)") {
+  auto st = tracker(3s, 0s);
+  // g is cut off; everyone records it
+  CHECK(st.observe(test::view_of("{a,b,c,d} | {g}", "a"), t0));
+  CHECK(st.evaluate(t0 + 2s) == v::unstable);
+  // the partition heals: g has seen the gossip, b, c and d have not yet
+  // marked it reachable again (a already has): b, c, d, g look
+  // indirectly connected
+  auto healing
+    = test::view_of("{a,b,c,d,g}", "a", "b->g, c->g, d->g", "a, b, c, d, g");
+  REQUIRE_FALSE(healing.indirectly_connected().empty());
+  CHECK(test::names(healing.unreachable()) == "{g}");
+  CHECK(st.observe(healing, t0 + 2900ms));
+  CHECK(st.evaluate(t0 + 3s) == v::unstable);
+  // and moments later all is reachable
+  st.observe(test::view_of("{a,b,c,d,g}", "a"), t0 + 3100ms);
+  CHECK(st.evaluate(t0 + 6s) == v::idle);
+}

@@ -5,6 +5,9 @@
 //   membership_sim --seeds 0-499      a range
 //   membership_sim --seed 17 --bug forget_tombstones
 //   membership_sim --seeds 0-99 --verbose   one line per seed
+//   membership_sim --downing keep_majority --seeds 1-1000
+//                                    the split brain resolver scenario
+//   membership_sim --downing lease_majority --seed 7 --downing-bug reversed
 
 #include <chrono>
 #include <cstdio>
@@ -12,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/sim/downing_world.hpp"
 #include "troupe/sim/membership_world.hpp"
 
 int main(int argc, char** argv) {
@@ -30,6 +34,19 @@ int main(int argc, char** argv) {
     ->check(CLI::IsMember({"none", "status_regression", "forget_tombstones",
                            "lead_without_being_leader"}));
   app.add_flag("--verbose", verbose, "one line per seed");
+  std::string downing;
+  std::string downing_bug = "none";
+  app
+    .add_option("--downing", downing,
+                "run the split brain resolver scenario with this strategy")
+    ->check(CLI::IsMember({"keep_majority", "lease_majority"}));
+  app
+    .add_option("--downing-bug", downing_bug,
+                "plant a downing bug: none, always_down_unreachable, "
+                "reversed, keep_running_when_downed, benign_conflict_refused")
+    ->check(
+      CLI::IsMember({"none", "always_down_unreachable", "reversed",
+                     "keep_running_when_downed", "benign_conflict_refused"}));
   CLI11_PARSE(app, argc, argv);
   uint64_t first = seed;
   uint64_t last = seed;
@@ -56,10 +73,21 @@ int main(int argc, char** argv) {
                  : bug == "lead_without_being_leader"
                    ? planted_bug::lead_without_being_leader
                    : planted_bug::none;
+  troupe::sim::downing_scenario scenario;
+  scenario.strategy = downing;
+  using troupe::downing::downing_bug;
+  scenario.bug = downing_bug == "always_down_unreachable"
+                   ? downing_bug::always_down_unreachable
+                 : downing_bug == "reversed" ? downing_bug::reversed_decision
+                                             : downing_bug::none;
+  scenario.keep_running_when_downed = downing_bug == "keep_running_when_downed";
+  scenario.benign_conflict_as_refused
+    = downing_bug == "benign_conflict_refused";
   int failures = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (auto s = first; s <= last; ++s) {
-    auto r = troupe::sim::run_random_scenario(s, planted);
+    auto r = downing.empty() ? troupe::sim::run_random_scenario(s, planted)
+                             : troupe::sim::run_downing_scenario(s, scenario);
     if (r.failure) {
       ++failures;
       std::printf("seed %llu (%zu nodes): FAILED %s: %s\n%s\n",

@@ -322,11 +322,25 @@ void membership_world::handle(size_t i, cluster::membership_effects fx,
     check(i, fx, *before);
   for (auto& s : fx.send)
     net_.send(self, s.to, std::move(s.message));
-  if (fx.shutdown) {
+  if (fx.shutdown && !settings_.keep_running_when_downed)
     n.alive = false;
-    return;
-  }
-  schedule_tick(i);
+  else
+    schedule_tick(i);
+  if (settings_.after_step)
+    settings_.after_step(i);
+}
+
+timestamp membership_world::local_now(size_t i) const {
+  return nodes_.at(i).clock.local(sched_.now());
+}
+
+timespan membership_world::global_time_of(size_t i, timestamp local) const {
+  auto& n = nodes_.at(i);
+  auto wait = std::max(local - n.clock.local(sched_.now()), timespan{0});
+  auto global_wait = timespan{
+    static_cast<int64_t>(static_cast<double>(wait.count()) / n.clock.rate)
+    + 1000};
+  return sched_.now() + std::max(global_wait, timespan{1ms});
 }
 
 void membership_world::schedule_tick(size_t i) {
@@ -334,14 +348,7 @@ void membership_world::schedule_tick(size_t i) {
   auto due = n.engine->next_tick();
   if (!due || !n.alive)
     return;
-  // Local due time to global time (rounded up), at least 1 ms ahead so a
-  // timer that stays due cannot spin.
-  auto local_now = n.clock.local(sched_.now());
-  auto wait = std::max(*due - local_now, timespan{0});
-  auto global_wait = timespan{
-    static_cast<int64_t>(static_cast<double>(wait.count()) / n.clock.rate)
-    + 1000};
-  auto at = sched_.now() + std::max(global_wait, timespan{1ms});
+  auto at = global_time_of(i, *due);
   if (n.tick_due && *n.tick_due <= at)
     return;
   n.tick_due = at;

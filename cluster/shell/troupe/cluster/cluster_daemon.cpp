@@ -31,6 +31,9 @@ struct daemon_state {
   std::optional<runtime::caf_clock_source> own_clock;
   const runtime::clock_source* clock = nullptr;
   std::vector<caf::actor> subscribers;
+  /// Subscribers of the latest gossip, and the gossip they last got.
+  std::vector<caf::actor> view_subscribers;
+  std::optional<gossip> last_view;
   runtime::timespan quarantine_after{0};
   /// The due time of the tick in flight, if any.
   std::optional<timestamp> scheduled;
@@ -64,15 +67,23 @@ void publish(daemon_self self, const std::vector<cluster_event>& events) {
       std::visit([&](const auto& x) { caf::anon_send(sub, x); }, e);
 }
 
+// Sends the latest gossip to the view subscribers when it changed.
+void publish_view(daemon_self self) {
+  auto& st = self->state;
+  if (st.view_subscribers.empty())
+    return;
+  auto& latest = st.engine->state().latest_gossip();
+  if (st.last_view && *st.last_view == latest)
+    return;
+  st.last_view = latest;
+  for (auto& sub : st.view_subscribers)
+    caf::anon_send(sub, view_atom::value, latest);
+}
+
 void schedule_tick(daemon_self self) {
   auto& st = self->state;
-  auto next = st.engine->next_tick();
-  if (!next || (st.scheduled && *st.scheduled <= *next))
-    return;
-  st.scheduled = *next;
-  auto delay = std::max(*next - st.clock->now(), runtime::timespan{0});
-  self->delayed_send(self, delay, tick_atom::value,
-                     static_cast<int64_t>(next->time_since_epoch().count()));
+  runtime::schedule_tick(self, tick_atom::value, st.scheduled,
+                         st.engine->next_tick(), *st.clock);
 }
 
 // Carries out `fx` in the engine's order, then re-arms the timer.
@@ -80,6 +91,7 @@ void execute(daemon_self self, membership_effects fx) {
   auto& st = self->state;
   send_all(st, fx.send);
   publish(self, fx.events);
+  publish_view(self);
   // Watches on a removed node fire now; remoting quarantines it later, so
   // that it still gets the gossip that removed it.
   for (auto& node : fx.removed)
@@ -96,21 +108,36 @@ void execute(daemon_self self, membership_effects fx) {
   schedule_tick(self);
 }
 
-void subscribe(daemon_self self, const caf::actor& sub) {
-  auto& subs = self->state.subscribers;
+// Adds `sub` to `subs` (once), watches it and sends it `first...`.
+template <class... Ts>
+void add_subscriber(daemon_self self, std::vector<caf::actor>& subs,
+                    const caf::actor& sub, const Ts&... first) {
   if (!sub || std::find(subs.begin(), subs.end(), sub) != subs.end())
     return;
   subs.push_back(sub);
   self->monitor(sub);
-  caf::anon_send(sub, self->state.engine->snapshot());
+  caf::anon_send(sub, first...);
+}
+
+void subscribe(daemon_self self, const caf::actor& sub) {
+  add_subscriber(self, self->state.subscribers, sub,
+                 self->state.engine->snapshot());
+}
+
+void subscribe_view(daemon_self self, const caf::actor& sub) {
+  add_subscriber(self, self->state.view_subscribers, sub, view_atom::value,
+                 self->state.engine->state().latest_gossip());
 }
 
 void unsubscribe(daemon_self self, const caf::actor_addr& sub) {
-  auto& subs = self->state.subscribers;
-  subs.erase(
-    std::remove_if(subs.begin(), subs.end(),
-                   [&](const caf::actor& x) { return x.address() == sub; }),
-    subs.end());
+  auto drop = [&](std::vector<caf::actor>& subs) {
+    subs.erase(
+      std::remove_if(subs.begin(), subs.end(),
+                     [&](const caf::actor& x) { return x.address() == sub; }),
+      subs.end());
+  };
+  drop(self->state.subscribers);
+  drop(self->state.view_subscribers);
 }
 
 // One handler per membership message alternative.
@@ -141,6 +168,9 @@ cluster_daemon::behavior_type make_behavior(daemon_self self,
       execute(self, st.engine->down(node, read_clock(st)));
     },
     [self](subscribe_atom, const caf::actor& sub) { subscribe(self, sub); },
+    [self](subscribe_atom, view_atom, const caf::actor& sub) {
+      subscribe_view(self, sub);
+    },
     [self](unsubscribe_atom, const caf::actor& sub) {
       if (sub)
         unsubscribe(self, sub.address());

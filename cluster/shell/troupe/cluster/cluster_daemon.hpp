@@ -55,6 +55,7 @@ using self_member_atom = caf::atom_constant<caf::atom("selfmember")>;
 using state_atom = caf::atom_constant<caf::atom("state")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
+using view_atom = caf::atom_constant<caf::atom("view")>;
 
 namespace detail {
 
@@ -70,6 +71,7 @@ struct daemon_actor_of<std::variant<Ts...>> {
                        caf::reacts_to<down_atom, unique_address>,
                        caf::reacts_to<subscribe_atom, caf::actor>,
                        caf::reacts_to<unsubscribe_atom, caf::actor>,
+                       caf::reacts_to<subscribe_atom, view_atom, caf::actor>,
                        caf::replies_to<self_member_atom>::with<member>,
                        caf::replies_to<state_atom>::with<current_cluster_state>,
                        caf::reacts_to<tick_atom, int64_t>,
@@ -86,6 +88,12 @@ struct daemon_actor_of<std::variant<Ts...>> {
 /// - `(subscribe, actor)`: `actor` receives `current_cluster_state`, then
 ///   every cluster event (the alternative of `cluster_event`, e.g.
 ///   `member_up`) in order, until `(unsubscribe, actor)` or it stops;
+/// - `(subscribe, view, actor)`: `actor` receives `(view, gossip)` with the
+///   latest gossip now and after every call that changed it (members,
+///   reachability records, seen set), until `(unsubscribe, actor)` or it
+///   stops. For the split brain resolver, which needs the reachability
+///   records (observer and subject) the events leave out (Akka's resolver
+///   subscribes to the internal `ReachabilityChanged` and `SeenChanged`);
 /// - `(selfmember) -> member` (error `membership_errc::unknown_member`
 ///   while this node is not a member), `(state) -> current_cluster_state`;
 /// - `(tick, due)`: the daemon's own timer (nanoseconds since the clock's

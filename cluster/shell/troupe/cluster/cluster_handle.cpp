@@ -100,6 +100,12 @@ void cluster_handle::subscribe(const caf::actor& subscriber) const {
     caf::anon_send(daemon_, subscribe_atom::value, subscriber);
 }
 
+void cluster_handle::subscribe_view(const caf::actor& subscriber) const {
+  if (daemon_)
+    caf::anon_send(daemon_, subscribe_atom::value, view_atom::value,
+                   subscriber);
+}
+
 void cluster_handle::unsubscribe(const caf::actor& subscriber) const {
   if (daemon_)
     caf::anon_send(daemon_, unsubscribe_atom::value, subscriber);

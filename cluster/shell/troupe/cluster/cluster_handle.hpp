@@ -96,7 +96,12 @@ public:
     subscribe(caf::actor_cast<caf::actor>(subscriber));
   }
 
-  /// Stops the events to `subscriber`.
+  /// `subscriber` receives `(view_atom, gossip)`: the latest gossip now
+  /// and whenever it changes (cluster_daemon.hpp; for the split brain
+  /// resolver, which needs the reachability records).
+  void subscribe_view(const caf::actor& subscriber) const;
+
+  /// Stops the events (and views) to `subscriber`.
   void unsubscribe(const caf::actor& subscriber) const;
 
   /// This node's member record (blocking). Errors: membership_errc::

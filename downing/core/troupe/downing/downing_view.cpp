@@ -71,7 +71,10 @@ std::set<unique_address> downing_view::cut_off_observers(
       continue; // self's own observations are current
     bool seen_by_all = false;
     for (const auto& m : members_) {
-      if (m.address == o || !is_counted(m.status))
+      // A member self itself finds unreachable (crashed, or cut off too)
+      // cannot be asked: its silence says nothing about o.
+      if (m.address == o || !is_counted(m.status)
+          || (m.address != self_ && edges.count({self_, m.address}) > 0))
         continue;
       seen_by_all = edges.count({m.address, o}) > 0;
       if (!seen_by_all)

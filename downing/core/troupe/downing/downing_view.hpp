@@ -57,7 +57,12 @@ struct count_options {
 /// (scenario D1, akka/akka#30391). For the same reason the observations
 /// of a *cut-off* observer are dropped: a node other than self that every
 /// other up or leaving member records as unreachable (a crashed node, a
-/// node being restarted). Whatever it recorded before it went away is
+/// node being restarted), not counting the members self itself records as
+/// unreachable (a crashed member records nothing, so it must not keep
+/// another cut-off node's records alive: found by the downing simulator,
+/// where a node partitioned away from everyone kept its stale records of
+/// the majority, every member of the majority looked indirectly connected
+/// and was downed). Whatever it recorded before it went away is
 /// stale, so it neither makes the nodes it observed unreachable nor makes
 /// anyone indirectly connected. Akka keeps such records (Akka.NET prunes
 /// them in its second decision, akka.net PR #7141). In clusters larger than

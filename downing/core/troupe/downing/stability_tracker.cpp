@@ -51,10 +51,13 @@ bool stability_tracker::observe(const downing_view& view, timestamp now) {
     return is_downed(view, node);
   });
   auto members = up_or_leaving(view);
+  auto indirectly_connected = view.indirectly_connected();
   bool reachability_changed = view.unreachable() != unreachable_;
-  bool changed = reachability_changed || members != up_or_leaving_;
+  bool changed = reachability_changed || members != up_or_leaving_
+                 || indirectly_connected != indirectly_connected_;
   unreachable_ = view.unreachable();
   up_or_leaving_ = std::move(members);
+  indirectly_connected_ = std::move(indirectly_connected);
   if (reachability_changed) {
     if (change_count_ == 0)
       first_change_ = now;

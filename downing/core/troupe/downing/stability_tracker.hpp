@@ -62,7 +62,15 @@ const char* to_string(stability_verdict x) noexcept;
 ///   view changes in what a decision depends on: the unreachable set, or
 ///   the set of up and leaving members (a member moving up, down, exiting
 ///   or becoming unreachable resets it; joining, weakly_up, leaving and
-///   the removal of a down member do not, as Akka).
+///   the removal of a down member do not, as Akka), or the set of
+///   indirectly connected nodes. Akka resets it only on unreachable and
+///   reachable member events; troupe also waits until the indirectly
+///   connected nodes are stable, because right after a partition heals
+///   the healed node has seen the gossip while its observers have not yet
+///   marked it reachable again: for a moment every one of them is
+///   indirectly connected (Akka's seen-current-gossip rule), and a
+///   decision in that moment downs a fully connected majority (found by
+///   the downing simulator, seed 44).
 /// - Every change of the unreachable set is a reachability change. The
 ///   first one starts the instability measurement; it is reset when the
 ///   unreachable set becomes empty (all healed, downed or removed), when
@@ -126,6 +134,7 @@ private:
   timestamp stable_deadline_;
   std::set<unique_address> unreachable_;
   std::set<unique_address> up_or_leaving_;
+  std::set<unique_address> indirectly_connected_;
   bool responsible_ = false;
   size_t change_count_ = 0;
   timestamp first_change_{};

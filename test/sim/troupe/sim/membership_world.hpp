@@ -76,6 +76,14 @@ struct world_settings {
   bool checkers = true;
   /// Records the trace (one formatted line per message and decision).
   bool trace = true;
+  /// Called after every call into node i's engine, once its effects were
+  /// handled (the downing layer feeds the node's resolver from here). The
+  /// hook may schedule actions; it must not call into the world's nodes.
+  std::function<void(size_t)> after_step;
+  /// A planted shell bug (downing checker downed_node_stops): a node whose
+  /// engine asks for shutdown keeps running (cluster.shutdown_when_downed
+  /// ignored).
+  bool keep_running_when_downed = false;
 };
 
 /// One simulated run.
@@ -161,6 +169,21 @@ public:
     return steps_;
   }
 
+  /// Node i's local monotonic clock now.
+  timestamp local_now(size_t i) const;
+
+  /// The global time at which node i's local clock reads `local` (rounded
+  /// up, at least 1 ms from now, so a timer that stays due cannot spin).
+  timespan global_time_of(size_t i, timestamp local) const;
+
+  /// Adds a line to the trace.
+  void note(std::string line) {
+    trace_.add(sched_.now(), std::move(line));
+  }
+
+  /// Fails the run (the first violation wins).
+  void fail(std::string checker, std::string detail);
+
 private:
   struct node {
     cluster::endpoint ep;
@@ -187,7 +210,6 @@ private:
   void schedule_tick(size_t i);
   void check(size_t i, const cluster::membership_effects& fx,
              const cluster::membership_state& before);
-  void fail(std::string checker, std::string detail);
 
   world_settings settings_;
   scheduler sched_;
