@@ -36,3 +36,56 @@ TEST_CASE("cluster, 3 processes on loopback: all up, a frozen node becomes "
              && ps[1]->printed(kind, frozen.addr());
     });
 }
+
+TEST_CASE("downing, 3 processes on loopback: a node frozen beyond "
+          "stable_after is downed by the majority, stops when it resumes, "
+          "and its uid never comes back") {
+  temp_dir dir;
+  auto ports = free_ports(3);
+  auto seed = "127.0.0.1:" + std::to_string(ports[0]);
+  cluster_processes ps;
+  for (size_t i = 0; i < 3; ++i) {
+    auto flags = cluster_node_flags("127.0.0.1", ports[i], seed);
+    flags.push_back("--downing.active_strategy=keep_majority");
+    flags.push_back("--downing.stable_after=2s");
+    ps.push_back(std::make_unique<cluster_process>(
+      dir, "node" + std::to_string(i + 1), std::move(flags)));
+  }
+  require_all_up(ps);
+  auto& frozen = *ps[2];
+  frozen.proc().signal(SIGSTOP);
+  // The verdict: the two others print the down and the removal of node 3.
+  auto downed = eventually(
+    [&] {
+      return ps[0]->printed("member_removed", frozen.addr())
+             && ps[1]->printed("member_removed", frozen.addr());
+    },
+    30s);
+  frozen.proc().signal(SIGCONT);
+  {
+    INFO(outputs(ps));
+    REQUIRE(downed);
+    CHECK(ps[0]->printed("member_downed", frozen.addr()));
+  }
+  // Resumed, node 3 learns it is out (told, or by its own resolver: it is
+  // alone) and stops by itself.
+  auto stopped = frozen.proc().reap(30s);
+  {
+    INFO(outputs(ps));
+    CHECK(stopped);
+    CHECK(frozen.has_line("stopped"));
+  }
+  // The majority goes on: both still up, nobody else downed, and node 3's
+  // uid was up once and never again.
+  for (size_t i = 0; i < 2; ++i) {
+    INFO(ps[i]->name() << " output:\n" << ps[i]->output());
+    CHECK(ps[i]->proc().running());
+    CHECK(ps[i]->count("member_up", frozen.addr()) == 1);
+    for (size_t j = 0; j < 2; ++j)
+      CHECK(!ps[i]->printed("member_downed", ps[j]->addr()));
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    ps[i]->proc().signal(SIGTERM);
+    CHECK(ps[i]->proc().stop(10s));
+  }
+}

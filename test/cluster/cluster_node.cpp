@@ -1,10 +1,11 @@
 // cluster_node: one process of the multi-process cluster tests (and of the
 // cluster benchmark).
 //
-// Starts a troupe node with the cluster module, remoting and the cluster
-// daemon, all from its configuration (`--cluster.key=value` flags, TROUPE_*
-// environment variables, `--config=FILE`, as every troupe program; a
-// non-empty `cluster.seed_nodes` joins at start), subscribes to the
+// Starts a troupe node with the cluster module, remoting, the cluster
+// daemon and the split brain resolver (downing.*: keep_majority unless
+// configured otherwise), all from its configuration (`--cluster.key=value`
+// flags, TROUPE_* environment variables, `--config=FILE`, as every troupe
+// program; a non-empty `cluster.seed_nodes` joins at start), subscribes to the
 // membership events and prints one line per fact to stdout, each written
 // whole with one write(2):
 //
@@ -57,6 +58,9 @@
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/cluster_handle.hpp"
 #include "troupe/cluster/remoting.hpp"
+#include "troupe/downing/caf_glue.hpp"
+#include "troupe/downing/downing_actor.hpp"
+#include "troupe/lease/caf_glue.hpp"
 #include "troupe/runtime/config.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/node.hpp"
@@ -186,7 +190,8 @@ int main(int argc, char** argv) {
     report_interval = *d;
   }
   runtime::node_options opts;
-  opts.modules = {cluster::cluster_module()};
+  opts.modules = {lease::lease_module(), cluster::cluster_module(),
+                  downing::downing_module()};
   opts.sources = runtime::sources_from_process(args, nullptr);
   auto node = runtime::node::start(std::move(opts));
   if (!node)
@@ -198,6 +203,11 @@ int main(int argc, char** argv) {
   auto members = cluster::cluster_handle::start(**node, *remoting);
   if (!members)
     return fail(members.error().message);
+  // The split brain resolver as every node runs it (keep_majority unless
+  // `downing.*` says otherwise; `downing.active_strategy=off` for none).
+  auto resolver = downing::downing_handle::start(**node, *members);
+  if (!resolver)
+    return fail(resolver.error().message);
   auto subscriber = (*node)->system().spawn(printer);
   members->subscribe(subscriber);
   (*node)->stop_on_shutdown(caf::actor_cast<caf::strong_actor_ptr>(subscriber));

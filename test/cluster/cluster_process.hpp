@@ -182,8 +182,8 @@ inline bool everyone_sees_all_reachable(const cluster_processes& ps) {
 }
 
 /// Checks that no process printed `member_downed` or `member_removed` for
-/// any process, and that each still runs: nothing downs (troupe has no
-/// downing key yet, and cluster_node_flags sets none).
+/// any process, and that each still runs: nothing downs (the resolver's
+/// stable_after, 20 s by default, is far longer than these faults last).
 inline void check_nobody_downed(const cluster_processes& ps) {
   for (auto& p : ps) {
     INFO(p->name() << " output:\n" << p->output());
