@@ -126,3 +126,26 @@ TEST_CASE("downing settings: validate checks a hand-built value") {
         == "downing.lease_majority.release_after 0s must be greater than 0");
   CHECK(std::string{to_string(errc::invalid_settings)} == "invalid_settings");
 }
+
+TEST_CASE("downing settings: stable_after shorter than detection plus one "
+          "gossip interval is warned about, longer or off is not") {
+  downing_settings s;
+  s.stability.stable_after = std::chrono::seconds{3};
+  auto w = stable_after_warning(s, std::chrono::milliseconds{4520},
+                                std::chrono::seconds{1});
+  REQUIRE(w);
+  CHECK_THAT(*w, Catch::Contains("downing.stable_after (3s)")
+                   && Catch::Contains("detection time (4520ms)"));
+  // Exactly at the floor and above it: nothing to say.
+  s.stability.stable_after = std::chrono::milliseconds{5520};
+  CHECK_FALSE(stable_after_warning(s, std::chrono::milliseconds{4520},
+                                   std::chrono::seconds{1}));
+  s.stability.stable_after = std::chrono::seconds{20};
+  CHECK_FALSE(stable_after_warning(s, std::chrono::milliseconds{4520},
+                                   std::chrono::seconds{1}));
+  // The resolver off: no warning whatever stable_after is.
+  s.active_strategy.reset();
+  s.stability.stable_after = std::chrono::seconds{1};
+  CHECK_FALSE(stable_after_warning(s, std::chrono::milliseconds{4520},
+                                   std::chrono::seconds{1}));
+}

@@ -224,4 +224,24 @@ downing_settings_from_config(const runtime::config& cfg) {
   return s;
 }
 
+std::optional<std::string> stable_after_warning(const downing_settings& s,
+                                                timespan detection_time,
+                                                timespan gossip_interval) {
+  if (!s.active_strategy)
+    return std::nullopt;
+  auto floor = detection_time + gossip_interval;
+  if (s.stability.stable_after >= floor)
+    return std::nullopt;
+  return fmt::format(
+    "downing.stable_after ({}) is shorter than the failure detector's "
+    "detection time ({}) plus one gossip interval ({}): a side may decide "
+    "before it has seen the whole partition; raise downing.stable_after "
+    "(docs/guides/downing.md has a sizing table) or shorten "
+    "cluster.failure_detector.*",
+    runtime::render_duration(s.stability.stable_after),
+    runtime::render_duration(
+      std::chrono::duration_cast<std::chrono::milliseconds>(detection_time)),
+    runtime::render_duration(gossip_interval));
+}
+
 } // namespace troupe::downing

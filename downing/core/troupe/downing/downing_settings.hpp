@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "troupe/downing/stability_tracker.hpp"
@@ -49,6 +50,18 @@ runtime::expected<timespan> parse_down_all_when_unstable(std::string_view text,
 /// port other than 0 and down_all_if_less_than_nodes >= 1;
 /// lease_majority's delays not negative and release_after > 0.
 runtime::error validate(const downing_settings& s);
+
+/// A warning text when `s.stability.stable_after` is shorter than
+/// `detection_time` (the failure detector's time to mark a silent member
+/// unreachable, cluster::detection_time) plus one `gossip_interval` (to
+/// spread the other side's observations): a side may then decide before it
+/// has seen the whole partition, which is legal but defeats the point of
+/// waiting (Akka's docs size stable_after well above detection). Empty when
+/// the resolver is off or stable_after is long enough. Not an error: tests
+/// and fast networks shorten both on purpose.
+std::optional<std::string> stable_after_warning(const downing_settings& s,
+                                                timespan detection_time,
+                                                timespan gossip_interval);
 
 /// Declares the `downing.*` keys with their defaults.
 void declare_downing_config(runtime::config_schema& schema);

@@ -10,7 +10,9 @@
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/membership_state.hpp"
+#include "troupe/cluster/phi_accrual_detector.hpp"
 #include "troupe/downing/errc.hpp"
 #include "troupe/runtime/caf_clock.hpp"
 #include "troupe/runtime/caf_glue.hpp"
@@ -184,6 +186,15 @@ downing_handle::start(runtime::node& node, cluster::cluster_handle cluster) {
   auto& strategy = settings.engine.downing.active_strategy;
   if (!strategy)
     return downing_handle{};
+  if (auto ms = cluster::membership_settings_from_config(node.cfg())) {
+    auto& fd = ms->failure_detector;
+    auto detection = cluster::detection_time(
+      fd.phi_accrual(), cluster::fractional_ms{fd.heartbeat_interval},
+      cluster::fractional_ms{0});
+    if (auto w = stable_after_warning(settings.engine.downing, detection,
+                                      ms->gossip_interval))
+      runtime::logger{"downing"}.warning("{}", *w);
+  }
   if (auto* lm = std::get_if<lease_majority>(&*strategy)) {
     auto name = resolver_lease_name(
       lm->lease_name, node.cfg().get<std::string>("cluster.name"));
