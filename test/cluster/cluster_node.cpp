@@ -60,6 +60,7 @@
 #include "troupe/cluster/remoting.hpp"
 #include "troupe/downing/caf_glue.hpp"
 #include "troupe/downing/downing_actor.hpp"
+#include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/caf_glue.hpp"
 #include "troupe/runtime/config.hpp"
 #include "troupe/runtime/config_loader.hpp"
@@ -196,6 +197,10 @@ int main(int argc, char** argv) {
   auto node = runtime::node::start(std::move(opts));
   if (!node)
     return fail(node.error().message);
+  // The resolver's settings are checked before any networking starts, so a
+  // refused configuration never shows up as a half-started node.
+  if (auto sbr = downing::downing_settings_from_config((*node)->cfg()); !sbr)
+    return fail(sbr.error().message);
   auto remoting = cluster::remoting_handle::start(**node);
   if (!remoting)
     return fail(remoting.error().message);

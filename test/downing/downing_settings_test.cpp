@@ -108,6 +108,20 @@ TEST_CASE("downing settings: errors name the key and the value") {
   CHECK(message({{"downing.down_all_when_unstable", "maybe"}})
           .find("downing.down_all_when_unstable \"maybe\"")
         != std::string::npos);
+  // Near-maximum durations once wrapped a deadline into the past and
+  // downed all at the first unreachable member: a day is the limit.
+  CHECK(message({{"downing.stable_after", "2562047h"}})
+        == "downing.stable_after 2562047h is longer than 24h; for no "
+           "automatic downing set downing.active_strategy=off");
+  CHECK(message({{"downing.down_all_when_unstable", "2562047h"}})
+          .find("downing.down_all_when_unstable 2562047h is longer than 24h")
+        != std::string::npos);
+  CHECK(message({{"downing.active_strategy", "lease_majority"},
+                 {"downing.lease_majority.release_after", "25h"}})
+          .find("downing.lease_majority.release_after 25h is longer than 24h")
+        != std::string::npos);
+  CHECK(f.load({{"downing.stable_after", "24h"},
+                {"downing.down_all_when_unstable", "on"}}));
 }
 
 TEST_CASE("downing settings: validate checks a hand-built value") {

@@ -82,6 +82,20 @@ runtime::expected<strategy> strategy_from_config(const runtime::config& cfg,
                              name, strategy_names));
 }
 
+// The longest wait the resolver accepts: every deadline is `now` plus a
+// few of these, and a day keeps that sum far from timespan's limit (a
+// near-maximum duration once wrapped to a past deadline and downed all).
+// A resolver that waits longer is off in practice: say so with
+// downing.active_strategy=off.
+constexpr timespan longest_wait = std::chrono::hours{24};
+
+runtime::error too_long(std::string_view key, timespan value) {
+  return invalid(fmt::format("{} {} is longer than {}; for no automatic "
+                             "downing set downing.active_strategy=off",
+                             key, render_duration(value),
+                             render_duration(longest_wait)));
+}
+
 runtime::error validate_strategy(const strategy& s) {
   if (auto* x = std::get_if<static_quorum>(&s); x && x->quorum_size < 1)
     return invalid(fmt::format("downing.static_quorum.quorum_size {} must "
@@ -107,6 +121,11 @@ runtime::error validate_strategy(const strategy& s) {
       return invalid(fmt::format("downing.lease_majority.release_after {} "
                                  "must be greater than 0",
                                  render_duration(x->release_after)));
+    if (x->acquire_lease_delay_for_minority > longest_wait)
+      return too_long("downing.lease_majority.acquire_lease_delay_for_minority",
+                      x->acquire_lease_delay_for_minority);
+    if (x->release_after > longest_wait)
+      return too_long("downing.lease_majority.release_after", x->release_after);
   }
   return {};
 }
@@ -119,8 +138,8 @@ std::string_view valid_strategy_names() noexcept {
 
 runtime::expected<timespan>
 parse_down_all_when_unstable(std::string_view text, timespan stable_after) {
-  if (text == "on")
-    return std::max<timespan>(stable_after * 3 / 4, std::chrono::seconds{4});
+  if (text == "on") // a quarter first: no overflow for any stable_after
+    return std::max<timespan>(stable_after / 4 * 3, std::chrono::seconds{4});
   if (text == "off")
     return timespan{0};
   auto d = runtime::parse_duration(text);
@@ -141,6 +160,11 @@ runtime::error validate(const downing_settings& s) {
     return invalid(
       fmt::format("downing.down_all_when_unstable {} must not be negative",
                   render_duration(s.stability.down_all_when_unstable)));
+  if (s.stability.stable_after > longest_wait)
+    return too_long("downing.stable_after", s.stability.stable_after);
+  if (s.stability.down_all_when_unstable > longest_wait)
+    return too_long("downing.down_all_when_unstable",
+                    s.stability.down_all_when_unstable);
   if (s.active_strategy)
     return validate_strategy(*s.active_strategy);
   return {};

@@ -45,7 +45,9 @@ runtime::expected<timespan> parse_down_all_when_unstable(std::string_view text,
                                                          timespan stable_after);
 
 /// Checks `s`: the first violated rule as an errc::invalid_settings error
-/// naming the key and the value. Rules: stable_after > 0;
+/// naming the key and the value. Rules: stable_after > 0; stable_after,
+/// down_all_when_unstable and lease_majority's delays at most 24h (longer
+/// is "off" in practice, and keeps every deadline far from overflow);
 /// static_quorum.quorum_size >= 1; keep_referee with a referee host and a
 /// port other than 0 and down_all_if_less_than_nodes >= 1;
 /// lease_majority's delays not negative and release_after > 0.

@@ -195,7 +195,23 @@ downing_handle::start(runtime::node& node, cluster::cluster_handle cluster) {
                                       ms->gossip_interval))
       runtime::logger{"downing"}.warning("{}", *w);
   }
+  runtime::logger log{"downing"};
+  log.info(
+    "split brain resolver: {}, stable_after {}, "
+    "down_all_when_unstable {}",
+    name_of(*strategy),
+    runtime::render_duration(settings.engine.downing.stability.stable_after),
+    settings.engine.downing.stability.down_all_when_unstable
+        > runtime::timespan{0}
+      ? runtime::render_duration(
+        settings.engine.downing.stability.down_all_when_unstable)
+      : std::string{"off"});
   if (auto* lm = std::get_if<lease_majority>(&*strategy)) {
+    if (node.cfg().get<std::string>("lease.backend") == "file")
+      log.warning("lease_majority over the file lease backend: the lease is "
+                  "shared only by processes that see the same "
+                  "lease.file.directory (one host, or a shared file system); "
+                  "nodes on other hosts would each win their own lease");
     auto name = resolver_lease_name(
       lm->lease_name, node.cfg().get<std::string>("cluster.name"));
     auto lease = lease::lease_handle::spawn_from_config(
