@@ -248,8 +248,9 @@ void membership_engine::self_join(clock_reading t, effects& out) {
   if (joined_)
     return;
   joined_ = true;
-  out.info.push_back("no other seed node answered: this node starts a new "
-                     "cluster");
+  out.info.push_back("no other seed node is a member (each answered that it "
+                     "is not one yet, or none answered within "
+                     "seed_node_timeout): this node starts a new cluster");
   gossip first;
   first.add(member::joining(self(), {roles_.begin(), roles_.end()}));
   heartbeat_.init({self()}, {});
