@@ -7,7 +7,10 @@
 
 #include <cstdio>
 #include <string>
+#include <variant>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
@@ -16,8 +19,10 @@
 #include "troupe/cluster/transport_config.hpp"
 #include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/lease_config.hpp"
+#include "troupe/lease/lease_settings.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/monotonic_clock.hpp"
 
 using namespace troupe;
 
@@ -67,11 +72,34 @@ int check(const std::vector<std::string>& args) {
     problems.push_back(t.error().message);
   if (auto m = cluster::membership_settings_from_config(*cfg); !m)
     problems.push_back(m.error().message);
-  if (auto d = downing::downing_settings_from_config(*cfg); !d)
-    problems.push_back(d.error().message);
+  auto sbr = downing::downing_settings_from_config(*cfg);
+  if (!sbr)
+    problems.push_back(sbr.error().message);
   auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
   if (auto err = lease::validate(lease_settings.with_defaults()))
     problems.push_back(err.message);
+  // lease_majority: the resolver's own lease, as the node builds it at
+  // start (its name, and the backend's settings: an API server, a token
+  // file, endpoints). The file and in-memory backends are not built here:
+  // building them creates the directory or the process-wide store.
+  const downing::lease_majority* lm = nullptr;
+  if (sbr && sbr->active_strategy)
+    lm = std::get_if<downing::lease_majority>(&*sbr->active_strategy);
+  if (lm != nullptr) {
+    auto name = downing::resolver_lease_name(
+      lm->lease_name, cfg->get<std::string>("cluster.name"));
+    auto settings = lease::settings_from_config(*cfg, name, "check");
+    if (auto err = lease::validate(settings.with_defaults()))
+      problems.push_back(
+        fmt::format("the resolver's lease {}: {}", name, err.message));
+    auto& kind = cfg->get<std::string>("lease.backend");
+    if (kind != "file" && kind != "in_memory") {
+      runtime::coarse_monotonic_clock clock;
+      if (auto b = lease::backend_from_config(*cfg, clock); !b)
+        problems.push_back(
+          fmt::format("the resolver's lease {}: {}", name, b.error().message));
+    }
+  }
   for (auto& p : problems)
     std::fprintf(stderr, "%s\n", p.c_str());
   return problems.empty() ? 0 : 1;

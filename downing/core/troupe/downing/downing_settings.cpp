@@ -268,4 +268,9 @@ std::optional<std::string> stable_after_warning(const downing_settings& s,
     runtime::render_duration(gossip_interval));
 }
 
+std::string resolver_lease_name(const std::string& configured,
+                                const std::string& cluster_name) {
+  return configured.empty() ? cluster_name + "-troupe-sbr" : configured;
+}
+
 } // namespace troupe::downing

@@ -65,6 +65,11 @@ std::optional<std::string> stable_after_warning(const downing_settings& s,
                                                 timespan detection_time,
                                                 timespan gossip_interval);
 
+/// The lease name the resolver uses: `configured`, or
+/// `<cluster_name>-troupe-sbr` when it is empty.
+std::string resolver_lease_name(const std::string& configured,
+                                const std::string& cluster_name);
+
 /// Declares the `downing.*` keys with their defaults.
 void declare_downing_config(runtime::config_schema& schema);
 

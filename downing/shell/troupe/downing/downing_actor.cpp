@@ -155,11 +155,6 @@ caf::behavior downing_behavior(downing_self self,
 
 } // namespace
 
-std::string resolver_lease_name(const std::string& configured,
-                                const std::string& cluster_name) {
-  return configured.empty() ? cluster_name + "-troupe-sbr" : configured;
-}
-
 runtime::expected<downing_handle>
 downing_handle::start(caf::actor_system& sys, cluster::cluster_handle cluster,
                       downing_actor_settings settings) {

@@ -8,6 +8,7 @@
 
 #include "troupe/cluster/cluster_handle.hpp"
 #include "troupe/downing/downing_engine.hpp"
+#include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/lease_handle.hpp"
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/error.hpp"
@@ -92,10 +93,5 @@ public:
 private:
   caf::actor actor_;
 };
-
-/// The lease name the resolver uses: `configured`, or
-/// `<cluster_name>-troupe-sbr` when it is empty.
-std::string resolver_lease_name(const std::string& configured,
-                                const std::string& cluster_name);
 
 } // namespace troupe::downing
