@@ -9,21 +9,13 @@
 #include <csignal>
 
 #include "cluster_process.hpp"
-#include "troupe/test/free_ports.hpp"
 
 using namespace troupe::test;
 
 TEST_CASE("cluster, 3 processes on loopback: all up, a frozen node becomes "
           "unreachable on the others and reachable again when it resumes") {
   temp_dir dir;
-  auto ports = free_ports(3);
-  auto seed = "127.0.0.1:" + std::to_string(ports[0]);
-  cluster_processes ps;
-  for (size_t i = 0; i < 3; ++i) {
-    ps.push_back(std::make_unique<cluster_process>(
-      dir, "node" + std::to_string(i + 1),
-      cluster_node_flags("127.0.0.1", ports[i], seed)));
-  }
+  auto ps = loopback_processes(dir, 3);
   require_all_up(ps);
   auto& frozen = *ps[2];
   // The verdict: nodes 1 and 2 print the event about the frozen node 3;
@@ -41,16 +33,9 @@ TEST_CASE("downing, 3 processes on loopback: a node frozen beyond "
           "stable_after is downed by the majority, stops when it resumes, "
           "and its uid never comes back") {
   temp_dir dir;
-  auto ports = free_ports(3);
-  auto seed = "127.0.0.1:" + std::to_string(ports[0]);
-  cluster_processes ps;
-  for (size_t i = 0; i < 3; ++i) {
-    auto flags = cluster_node_flags("127.0.0.1", ports[i], seed);
-    flags.push_back("--downing.active_strategy=keep_majority");
-    flags.push_back("--downing.stable_after=2s");
-    ps.push_back(std::make_unique<cluster_process>(
-      dir, "node" + std::to_string(i + 1), std::move(flags)));
-  }
+  auto ps = loopback_processes(
+    dir, 3,
+    {"--downing.active_strategy=keep_majority", "--downing.stable_after=2s"});
   require_all_up(ps);
   auto& frozen = *ps[2];
   frozen.proc().signal(SIGSTOP);

@@ -14,6 +14,7 @@
 
 #include "troupe/test/child_process.hpp"
 #include "troupe/test/eventually.hpp"
+#include "troupe/test/free_ports.hpp"
 
 #ifndef TROUPE_CLUSTER_NODE
 #  error "TROUPE_CLUSTER_NODE must name the cluster_node executable"
@@ -216,6 +217,23 @@ inline std::string outputs(const cluster_processes& ps) {
   for (auto& p : ps)
     out << "---- " << p->name() << " (" << p->addr() << ")\n" << p->output();
   return out.str();
+}
+
+/// `n` cluster_node processes on 127.0.0.1 (free ports; the first is the
+/// seed), named node1..node<n>, with cluster_node_flags plus `extra`.
+inline cluster_processes
+loopback_processes(const temp_dir& dir, size_t n,
+                   const std::vector<std::string>& extra = {}) {
+  auto ports = free_ports(n);
+  auto seed = "127.0.0.1:" + std::to_string(ports[0]);
+  cluster_processes ps;
+  for (size_t i = 0; i < n; ++i) {
+    auto flags = cluster_node_flags("127.0.0.1", ports[i], seed);
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    ps.push_back(std::make_unique<cluster_process>(
+      dir, "node" + std::to_string(i + 1), std::move(flags)));
+  }
+  return ps;
 }
 
 /// Waits for every process's ready line, then until every process printed
