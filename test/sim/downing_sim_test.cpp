@@ -22,15 +22,12 @@ uint64_t seed_budget() {
   return 40;
 }
 
-// The first seed in [0, budget) whose run violates `checker`, if any.
+// The first seed in the budget whose run violates `checker`, if any.
 std::optional<scenario_result> first_violation(const std::string& checker,
                                                const downing_scenario& o) {
-  for (uint64_t seed = 0; seed < seed_budget(); ++seed) {
-    auto r = run_downing_scenario(seed, o);
-    if (r.failure && r.failure->checker == checker)
-      return r;
-  }
-  return std::nullopt;
+  return troupe::sim::first_violation(
+    checker, seed_budget(),
+    [&](uint64_t seed) { return run_downing_scenario(seed, o); });
 }
 
 void sweep(const std::string& strategy) {

@@ -444,10 +444,7 @@ scenario_result run_downing_scenario(uint64_t seed,
       = static_cast<double>((s.now() - start).count())
         / static_cast<double>(ws.membership.gossip_interval.count());
   }
-  if (w.failure())
-    result.failure = w.failure();
-  if (result.failure)
-    result.trace = w.log().render() + "views at the end:\n" + w.views();
+  conclude(result, w);
   return result;
 }
 

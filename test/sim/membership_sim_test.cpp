@@ -24,16 +24,13 @@ uint64_t seed_budget() {
   return 500;
 }
 
-// The first seed in [0, budget) whose run violates `checker`, if any.
+// The first seed in the budget whose run violates `checker`, if any.
 std::optional<scenario_result> first_violation(const std::string& checker,
                                                cluster::planted_bug bug,
                                                merge_fn merge = {}) {
-  for (uint64_t seed = 0; seed < seed_budget(); ++seed) {
-    auto r = run_random_scenario(seed, bug, merge);
-    if (r.failure && r.failure->checker == checker)
-      return r;
-  }
-  return std::nullopt;
+  return troupe::sim::first_violation(
+    checker, seed_budget(),
+    [&](uint64_t seed) { return run_random_scenario(seed, bug, merge); });
 }
 
 // Runs `w` until `pred` holds or `within` passes; fails with the trace.

@@ -515,6 +515,13 @@ bool membership_world::converged(size_t expected) const {
 // -- the random scenario
 // -----------------------------------------------------------
 
+void conclude(scenario_result& result, const membership_world& w) {
+  if (w.failure())
+    result.failure = w.failure();
+  if (result.failure)
+    result.trace = w.log().render() + "views at the end:\n" + w.views();
+}
+
 scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
                                     merge_fn merge, double liveness_rounds) {
   world_settings ws;
@@ -727,10 +734,7 @@ scenario_result run_random_scenario(uint64_t seed, cluster::planted_bug bug,
       = static_cast<double>((w.sched().now() - start).count())
         / static_cast<double>(ws.membership.gossip_interval.count());
   }
-  if (w.failure())
-    result.failure = w.failure();
-  if (result.failure)
-    result.trace = w.log().render() + "views at the end:\n" + w.views();
+  conclude(result, w);
   return result;
 }
 

@@ -239,6 +239,25 @@ struct scenario_result {
   size_t nodes = 0;
 };
 
+/// Ends a scenario's result: the world's violation, if it found one, wins;
+/// a failed result gets the trace and every node's view at the end (the
+/// random membership and downing scenarios share this).
+void conclude(scenario_result& result, const membership_world& w);
+
+/// The first seed in [0, budget) whose `run(seed)` (a scenario_result)
+/// violates `checker`, if any: how a test shows that a checker catches a
+/// planted bug within the seed budget.
+template <class Run>
+std::optional<scenario_result> first_violation(const std::string& checker,
+                                               uint64_t budget, Run run) {
+  for (uint64_t seed = 0; seed < budget; ++seed) {
+    auto r = run(seed);
+    if (r.failure && r.failure->checker == checker)
+      return r;
+  }
+  return std::nullopt;
+}
+
 scenario_result
 run_random_scenario(uint64_t seed,
                     cluster::planted_bug bug = cluster::planted_bug::none,
