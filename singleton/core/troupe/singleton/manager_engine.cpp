@@ -1,0 +1,724 @@
+#include "troupe/singleton/manager_engine.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "troupe/runtime/clock.hpp"
+
+namespace troupe::singleton {
+
+using cluster::member;
+using cluster::member_status;
+
+const char* to_string(manager_state x) noexcept {
+  switch (x) {
+    case manager_state::start:
+      return "start";
+    case manager_state::younger:
+      return "younger";
+    case manager_state::becoming_oldest:
+      return "becoming_oldest";
+    case manager_state::taking_over:
+      return "taking_over";
+    case manager_state::acquiring_lease:
+      return "acquiring_lease";
+    case manager_state::oldest:
+      return "oldest";
+    case manager_state::was_oldest:
+      return "was_oldest";
+    case manager_state::handing_over:
+      return "handing_over";
+    case manager_state::stopping:
+      return "stopping";
+    case manager_state::end:
+      return "end";
+  }
+  return "unknown";
+}
+
+const char* name_of(const hand_over_message& x) noexcept {
+  switch (x.index()) {
+    case 0:
+      return "hand_over_to_me";
+    case 1:
+      return "hand_over_in_progress";
+    case 2:
+      return "hand_over_done";
+    default:
+      return "take_over_from_me";
+  }
+}
+
+namespace {
+
+bool has_role(const member& m, const std::string& role) {
+  return role.empty() || m.has_role(role);
+}
+
+std::string names(const std::vector<unique_address>& xs) {
+  std::string out;
+  for (auto& x : xs) {
+    if (!out.empty())
+      out += ", ";
+    out += to_string(x);
+  }
+  return out;
+}
+
+} // namespace
+
+manager_engine::manager_engine(unique_address self, manager_settings settings,
+                               manager_bug bug)
+  : self_(std::move(self)), settings_(std::move(settings)), bug_(bug) {
+  // nop
+}
+
+// -- predicates ---------------------------------------------------------------
+
+bool manager_engine::cleared(const older_member& m, timestamp now) const {
+  if (m.done)
+    return true;
+  if (!m.removed)
+    return false;
+  return !m.needs_margin || now >= m.removed_at + settings_.down_removal_margin;
+}
+
+bool manager_engine::self_gone() const {
+  return self_removed_
+         || (self_member_ && (self_member_->status == member_status::down));
+}
+
+bool manager_engine::will_never_run() const {
+  if (stopping_for_good_ || self_gone() || state_ == manager_state::end)
+    return true;
+  return self_member_
+         && (self_member_->status == member_status::leaving
+             || self_member_->status == member_status::exiting);
+}
+
+bool manager_engine::entitled() const {
+  return have_view_ && !stopping_for_good_ && self_member_
+         && self_member_->status == member_status::up
+         && has_role(*self_member_, settings_.role) && !candidates_.empty()
+         && candidates_.front().address == self_;
+}
+
+// The oldest keeps its position while leaving (Akka: a leaving member stays
+// in membersByAge until it is exiting); it only hands over when exiting.
+static bool keeps_oldest(const std::optional<member>& me,
+                         const std::vector<member>& candidates,
+                         const unique_address& self) {
+  return me
+         && (me->status == member_status::up
+             || me->status == member_status::leaving)
+         && !candidates.empty() && candidates.front().address == self;
+}
+
+std::optional<unique_address> manager_engine::expected_successor() const {
+  for (auto& m : candidates_)
+    if (m.address != self_ && m.status == member_status::up)
+      return m.address;
+  return std::nullopt;
+}
+
+std::vector<unique_address> manager_engine::uncleared(timestamp now,
+                                                      bool only_present) const {
+  std::vector<unique_address> out;
+  for (auto& [address, m] : older_)
+    if (!cleared(m, now) && !(only_present && m.removed))
+      out.push_back(address);
+  return out;
+}
+
+// -- inputs -------------------------------------------------------------------
+
+manager_effects
+manager_engine::on_membership(const cluster::membership_state& state,
+                              timestamp now) {
+  manager_effects out;
+  auto& g = state.latest_gossip();
+  auto* me = state.self_member();
+  if (me != nullptr)
+    self_member_ = *me;
+  else if (self_member_ || g.tombstones().count(self_) > 0)
+    self_removed_ = true;
+  have_view_ = true;
+  candidates_.clear();
+  for (auto& m : g.members())
+    if (has_role(m, settings_.role)
+        && (m.status == member_status::up
+            || m.status == member_status::leaving))
+      candidates_.push_back(m);
+  std::sort(
+    candidates_.begin(), candidates_.end(),
+    [](const member& x, const member& y) { return x.is_older_than(y); });
+  // Every member that was ever up and older than this node must be cleared
+  // before this node may run the instance.
+  bool self_up
+    = self_member_ && self_member_->up_number != member::no_up_number;
+  for (auto& m : g.members()) {
+    if (m.address == self_ || !has_role(m, settings_.role)
+        || m.up_number == member::no_up_number)
+      continue;
+    auto i = older_.find(m.address);
+    if (i == older_.end()) {
+      if (self_up && !m.is_older_than(*self_member_))
+        continue;
+      i = older_.emplace(m.address, older_member{}).first;
+    }
+    i->second.status = m.status;
+  }
+  for (auto i = older_.begin(); i != older_.end();) {
+    auto& [address, m] = *i;
+    if (!m.removed && !g.has_member(address)) {
+      m.removed = true;
+      m.removed_at = now;
+      m.needs_margin = m.status != member_status::exiting;
+      if (m.needs_margin && settings_.down_removal_margin > timespan::zero())
+        log(
+          out, log_level::info,
+          fmt::format("{} was removed from status {}: counting it as gone "
+                      "after the down removal margin of {}",
+                      to_string(address), cluster::to_string(m.status),
+                      runtime::render_duration(settings_.down_removal_margin)));
+    }
+    if (m.removed && cleared(m, now))
+      i = older_.erase(i);
+    else
+      ++i;
+  }
+  evaluate(now, out);
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::on_message(const unique_address& from,
+                                           const hand_over_message& message,
+                                           timestamp now) {
+  manager_effects out;
+  auto ignore = [&](const char* why) {
+    ++counters_.ignored_messages;
+    log(out, log_level::debug,
+        fmt::format("ignored {} from {} in state {}: {}", name_of(message),
+                    to_string(from), to_string(state_), why));
+  };
+  if (std::holds_alternative<hand_over_to_me>(message)) {
+    switch (state_) {
+      case manager_state::oldest:
+        ignore("this node is still the oldest in its view");
+        break;
+      case manager_state::was_oldest:
+        if (from != expected_successor()) {
+          ignore("the sender is not the oldest up member after this node");
+          break;
+        }
+        hand_over_to_ = from;
+        out.send.push_back({from, hand_over_in_progress{}});
+        log(out, log_level::info,
+            fmt::format("handing over to {}", to_string(from)));
+        begin_stop(manager_state::handing_over,
+                   will_never_run() ? manager_state::end
+                                    : manager_state::younger,
+                   "hand-over", out);
+        break;
+      case manager_state::handing_over:
+        if (hand_over_to_ == from)
+          out.send.push_back({from, hand_over_in_progress{}});
+        else
+          ignore("handing over to another member");
+        break;
+      default:
+        if (will_never_run() && !instance_ && lease_ == lease_phase::none)
+          out.send.push_back({from, hand_over_done{}});
+        else
+          ignore("this node runs no instance but may still run one");
+        break;
+    }
+  } else if (std::holds_alternative<hand_over_done>(message)) {
+    auto i = older_.find(from);
+    if (i == older_.end()) {
+      ignore("the sender is not an older member");
+    } else {
+      if (bug_ == manager_bug::trust_any_done)
+        for (auto& entry : older_)
+          entry.second.done = true;
+      i->second.done = true;
+      evaluate(now, out);
+    }
+  } else if (std::holds_alternative<hand_over_in_progress>(message)) {
+    if (state_ == manager_state::becoming_oldest && older_.count(from) > 0)
+      go(manager_state::taking_over, out);
+    else if (state_ != manager_state::taking_over)
+      ignore("no hand-over to this node is under way");
+  } else { // take_over_from_me
+    auto i = older_.find(from);
+    if ((state_ == manager_state::becoming_oldest
+         || state_ == manager_state::taking_over)
+        && i != older_.end() && !cleared(i->second, now)) {
+      out.send.push_back({from, hand_over_to_me{}});
+      go(manager_state::taking_over, out);
+    } else {
+      ignore("this node is not becoming the oldest, or the sender is not an "
+             "older member it waits for");
+    }
+  }
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::on_instance_terminated(uint64_t incarnation,
+                                                       timestamp now) {
+  manager_effects out;
+  if (instance_ != incarnation) {
+    log(out, log_level::debug,
+        fmt::format("ignored the termination of instance {} (not running)",
+                    incarnation));
+    return out;
+  }
+  instance_.reset();
+  ++counters_.terminated;
+  if (stop_requested_) {
+    stop_requested_ = false;
+    finish_stop(now, out);
+    evaluate(now, out);
+  } else {
+    log(out, log_level::warning,
+        fmt::format("instance {} stopped by itself", incarnation));
+    if (lease_ == lease_phase::held) {
+      lease_ = lease_phase::releasing;
+      out.release_lease = true;
+    }
+    if (state_ == manager_state::oldest && settings_.restart_on_stop) {
+      if (now - started_at_ >= settings_.restart_max_backoff)
+        backoff_ = timespan::zero();
+      backoff_ = backoff_ == timespan::zero()
+                   ? settings_.restart_min_backoff
+                   : std::min(backoff_ * 2, settings_.restart_max_backoff);
+      restart_at_ = now + backoff_;
+      log(out, log_level::info,
+          fmt::format("restarting the instance in {}",
+                      runtime::render_duration(backoff_)));
+    }
+    evaluate(now, out);
+  }
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::on_lease_acquired(bool acquired, uint64_t token,
+                                                  timestamp now) {
+  manager_effects out;
+  if (lease_ != lease_phase::acquiring) {
+    log(out, log_level::debug, "ignored a lease answer nobody waits for");
+    return out;
+  }
+  if (acquired) {
+    lease_ = lease_phase::held;
+    if (bug_ != manager_bug::reuse_token || token_ == 0)
+      token_ = token;
+    if (release_when_acquired_ || state_ != manager_state::acquiring_lease
+        || !entitled()) {
+      release_when_acquired_ = false;
+      lease_ = lease_phase::releasing;
+      out.release_lease = true;
+      log(out, log_level::info,
+          "acquired the lease after this node stopped needing it: releasing");
+    } else {
+      log(out, log_level::info,
+          fmt::format("acquired the lease (fencing token {})", token_));
+      go(manager_state::oldest, out);
+      instance_ = ++incarnations_;
+      started_at_ = now;
+      ++counters_.started;
+      out.start = start_instance{*instance_, token_};
+    }
+  } else {
+    lease_ = lease_phase::none;
+    release_when_acquired_ = false;
+    finish_stop(now, out);
+    if (state_ == manager_state::acquiring_lease) {
+      lease_retry_at_ = now + settings_.lease_retry_interval;
+      log(
+        out, log_level::info,
+        fmt::format("the lease was refused; asking again in {}",
+                    runtime::render_duration(settings_.lease_retry_interval)));
+    }
+    evaluate(now, out);
+  }
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::on_lease_lost(timestamp now) {
+  manager_effects out;
+  if (lease_ != lease_phase::held)
+    return out;
+  lease_ = lease_phase::none;
+  ++counters_.leases_lost;
+  log(out, log_level::warning,
+      instance_
+        ? fmt::format("lease lost: stopping instance {} at once", *instance_)
+        : std::string{"lease lost"});
+  if (instance_ && bug_ != manager_bug::ignore_lease_lost) {
+    switch (state_) {
+      case manager_state::oldest:
+        begin_stop(manager_state::stopping, manager_state::younger,
+                   "lease lost", out);
+        break;
+      default:
+        // handing_over or stopping already stop the instance; was_oldest
+        // stops it now and goes on handing over (to nobody if no one asks).
+        if (!stop_requested_) {
+          stop_requested_ = true;
+          out.stop_instance = true;
+        }
+        break;
+    }
+  }
+  evaluate(now, out);
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::on_lease_released(timestamp now) {
+  manager_effects out;
+  if (lease_ != lease_phase::releasing)
+    return out;
+  lease_ = lease_phase::none;
+  finish_stop(now, out);
+  if (state_ == manager_state::acquiring_lease && !lease_retry_at_)
+    start_or_acquire(now, out);
+  else if (state_ == manager_state::oldest && !instance_ && restart_at_
+           && *restart_at_ <= now)
+    start_or_acquire(now, out);
+  evaluate(now, out);
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::tick(timestamp now) {
+  manager_effects out;
+  auto due = [&](std::optional<timestamp>& at) {
+    if (at && *at <= now) {
+      at.reset();
+      return true;
+    }
+    return false;
+  };
+  switch (state_) {
+    case manager_state::becoming_oldest:
+    case manager_state::taking_over:
+      if (due(retry_at_)) {
+        if (uncleared(now, false).empty()) {
+          evaluate(now, out);
+          break;
+        }
+        if (++retries_ > max_hand_over_retries(settings_)) {
+          ++counters_.stuck;
+          log(out, log_level::error,
+              fmt::format("hand-over stuck: {} did not answer after {} "
+                          "retries and {} not removed; restarting the "
+                          "manager's protocol (the application is not "
+                          "touched)",
+                          names(uncleared(now, false)), retries_ - 1,
+                          uncleared(now, true).empty() ? "were" : "are"));
+          retries_ = 0;
+          go(manager_state::becoming_oldest, out);
+        }
+        ask_older(now, out);
+      }
+      break;
+    case manager_state::was_oldest:
+      if (due(retry_at_)) {
+        if (++retries_ > max_take_over_retries(settings_)) {
+          if (will_never_run()) {
+            log(out, log_level::warning,
+                "no member asked for the hand-over: stopping the instance");
+            hand_over_to_.reset();
+            begin_stop(manager_state::handing_over, manager_state::end,
+                       "nobody took over", out);
+            break;
+          }
+          retries_ = 0;
+        }
+        if (auto next = expected_successor())
+          out.send.push_back({*next, take_over_from_me{}});
+        retry_at_ = now + settings_.hand_over_retry_interval;
+      }
+      break;
+    case manager_state::acquiring_lease:
+      if (due(lease_retry_at_) && lease_ == lease_phase::none && entitled())
+        start_or_acquire(now, out);
+      break;
+    case manager_state::oldest:
+      if (!instance_ && lease_ == lease_phase::none && due(restart_at_))
+        start_or_acquire(now, out);
+      break;
+    default:
+      break;
+  }
+  // removal margins that ran out
+  evaluate(now, out);
+  update_exit_hold(out);
+  return out;
+}
+
+manager_effects manager_engine::stop(timestamp now) {
+  manager_effects out;
+  if (stopping_for_good_)
+    return out;
+  stopping_for_good_ = true;
+  restart_at_.reset();
+  if (instance_ || lease_ != lease_phase::none) {
+    if (state_ == manager_state::handing_over
+        || state_ == manager_state::stopping) {
+      after_stop_ = manager_state::end;
+    } else {
+      begin_stop(manager_state::stopping, manager_state::end,
+                 "the manager stops", out);
+    }
+  } else {
+    go(manager_state::end, out);
+    stopped_ = true;
+    out.stopped = true;
+  }
+  static_cast<void>(now);
+  update_exit_hold(out);
+  return out;
+}
+
+std::optional<timestamp> manager_engine::next_tick() const {
+  std::optional<timestamp> out;
+  auto consider = [&](std::optional<timestamp> t) {
+    if (t && (!out || *t < *out))
+      out = t;
+  };
+  switch (state_) {
+    case manager_state::becoming_oldest:
+    case manager_state::taking_over:
+    case manager_state::was_oldest:
+      consider(retry_at_);
+      break;
+    case manager_state::acquiring_lease:
+      consider(lease_retry_at_);
+      break;
+    case manager_state::oldest:
+      if (lease_ == lease_phase::none)
+        consider(restart_at_);
+      break;
+    default:
+      break;
+  }
+  for (auto& [address, m] : older_)
+    if (m.removed && m.needs_margin && !m.done)
+      consider(m.removed_at + settings_.down_removal_margin);
+  return out;
+}
+
+// -- the protocol -------------------------------------------------------------
+
+void manager_engine::evaluate(timestamp now, manager_effects& out) {
+  if (!have_view_ || stopped_)
+    return;
+  if (state_ == manager_state::start)
+    go(manager_state::younger, out);
+  // margins that ran out: forget cleared removed members
+  std::erase_if(older_, [&](auto& entry) {
+    return entry.second.removed && cleared(entry.second, now);
+  });
+  if (self_gone() && state_ != manager_state::end
+      && state_ != manager_state::stopping
+      && state_ != manager_state::handing_over) {
+    if (instance_ || lease_ != lease_phase::none) {
+      begin_stop(
+        manager_state::stopping, manager_state::end,
+        self_removed_ ? "this node was removed" : "this node was downed", out);
+    } else {
+      go(manager_state::end, out);
+    }
+    return;
+  }
+  switch (state_) {
+    case manager_state::younger:
+    case manager_state::becoming_oldest:
+    case manager_state::taking_over:
+      if (entitled()) {
+        if (bug_ == manager_bug::skip_hand_over
+            || uncleared(now, false).empty()) {
+          become_oldest(now, out);
+        } else if (state_ == manager_state::younger) {
+          log(out, log_level::info,
+              fmt::format("this node is the oldest; waiting for {} to hand "
+                          "over or be removed",
+                          names(uncleared(now, false))));
+          go(manager_state::becoming_oldest, out);
+          retries_ = 0;
+          ask_older(now, out);
+        }
+      } else if (state_ != manager_state::younger || will_never_run()) {
+        retry_at_.reset();
+        go(will_never_run() ? manager_state::end : manager_state::younger, out);
+      }
+      break;
+    case manager_state::acquiring_lease:
+      if (!entitled()) {
+        lease_retry_at_.reset();
+        if (lease_ == lease_phase::acquiring)
+          release_when_acquired_ = true;
+        go(will_never_run() && lease_ == lease_phase::none
+             ? manager_state::end
+             : manager_state::younger,
+           out);
+      }
+      break;
+    case manager_state::oldest:
+      if (keeps_oldest(self_member_, candidates_, self_))
+        break;
+      restart_at_.reset();
+      if (!instance_ && lease_ == lease_phase::none) {
+        go(will_never_run() ? manager_state::end : manager_state::younger, out);
+        break;
+      }
+      log(out, log_level::info,
+          fmt::format("this node is no longer the oldest; waiting for {} to "
+                      "take over",
+                      expected_successor() ? to_string(*expected_successor())
+                                           : std::string{"a successor"}));
+      go(manager_state::was_oldest, out);
+      retries_ = 0;
+      if (auto next = expected_successor())
+        out.send.push_back({*next, take_over_from_me{}});
+      retry_at_ = now + settings_.hand_over_retry_interval;
+      break;
+    case manager_state::was_oldest:
+      if (keeps_oldest(self_member_, candidates_, self_)) {
+        retry_at_.reset();
+        go(manager_state::oldest, out);
+      }
+      break;
+    case manager_state::end:
+      // An instance never runs here; a lease acquired too late is released
+      // when its answer comes.
+      break;
+    default:
+      break;
+  }
+}
+
+void manager_engine::ask_older(timestamp now, manager_effects& out) {
+  for (auto& node : uncleared(now, true))
+    out.send.push_back({node, hand_over_to_me{}});
+  retry_at_ = now + settings_.hand_over_retry_interval;
+}
+
+void manager_engine::become_oldest(timestamp now, manager_effects& out) {
+  retry_at_.reset();
+  retries_ = 0;
+  start_or_acquire(now, out);
+}
+
+void manager_engine::start_or_acquire(timestamp now, manager_effects& out) {
+  restart_at_.reset();
+  lease_retry_at_.reset();
+  if (settings_.use_lease) {
+    go(manager_state::acquiring_lease, out);
+    if (lease_ == lease_phase::none) {
+      lease_ = lease_phase::acquiring;
+      release_when_acquired_ = false;
+      out.acquire_lease = true;
+    }
+    // else: a release is under way; on_lease_released acquires again
+    return;
+  }
+  go(manager_state::oldest, out);
+  instance_ = ++incarnations_;
+  started_at_ = now;
+  ++counters_.started;
+  out.start = start_instance{*instance_, 0};
+}
+
+void manager_engine::begin_stop(manager_state during, manager_state next_after,
+                                std::string why, manager_effects& out) {
+  after_stop_ = next_after;
+  retry_at_.reset();
+  restart_at_.reset();
+  lease_retry_at_.reset();
+  go(during, out);
+  if (instance_) {
+    if (!stop_requested_) {
+      stop_requested_ = true;
+      out.stop_instance = true;
+      log(out, log_level::info,
+          fmt::format("stopping instance {} ({})", *instance_, why));
+    }
+    return;
+  }
+  // Nothing runs: only the lease may be left.
+  finish_stop(timestamp{}, out);
+}
+
+// Called when the instance terminated on request, or the lease was released:
+// completes a stop once nothing runs and the lease is free.
+void manager_engine::finish_stop(timestamp now, manager_effects& out) {
+  static_cast<void>(now);
+  if (state_ != manager_state::stopping
+      && state_ != manager_state::handing_over)
+    return;
+  if (instance_)
+    return;
+  if (lease_ == lease_phase::held) {
+    lease_ = lease_phase::releasing;
+    out.release_lease = true;
+    return;
+  }
+  if (lease_ == lease_phase::acquiring) {
+    release_when_acquired_ = true;
+    return;
+  }
+  if (lease_ == lease_phase::releasing)
+    return;
+  if (state_ == manager_state::handing_over) {
+    ++counters_.handed_over;
+    if (hand_over_to_) {
+      out.send.push_back({*hand_over_to_, hand_over_done{}});
+      log(out, log_level::info,
+          fmt::format("handed over to {}", to_string(*hand_over_to_)));
+    }
+    hand_over_to_.reset();
+  }
+  auto next = stopping_for_good_ ? manager_state::end : after_stop_;
+  go(next, out);
+  if (stopping_for_good_ && !stopped_) {
+    stopped_ = true;
+    out.stopped = true;
+  }
+}
+
+void manager_engine::update_exit_hold(manager_effects& out) {
+  bool hold = instance_.has_value() || lease_ != lease_phase::none
+              || state_ == manager_state::oldest
+              || state_ == manager_state::was_oldest
+              || state_ == manager_state::handing_over
+              || state_ == manager_state::stopping
+              || state_ == manager_state::acquiring_lease;
+  if (hold != exit_held_) {
+    exit_held_ = hold;
+    out.hold_exit = hold;
+  }
+}
+
+void manager_engine::go(manager_state next, manager_effects& out) {
+  if (next == state_)
+    return;
+  log(out, log_level::debug,
+      fmt::format("{} -> {}", to_string(state_), to_string(next)));
+  state_ = next;
+}
+
+void manager_engine::log(manager_effects& out, log_level level,
+                         std::string text) const {
+  out.log.push_back({level, std::move(text)});
+}
+
+} // namespace troupe::singleton

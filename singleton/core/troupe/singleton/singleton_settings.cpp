@@ -1,0 +1,190 @@
+#include "troupe/singleton/singleton_settings.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "troupe/singleton/errc.hpp"
+
+namespace troupe::singleton {
+
+namespace {
+
+using runtime::config_type;
+using runtime::render_duration;
+
+constexpr timespan max_duration = std::chrono::hours{24};
+
+runtime::error invalid(std::string what) {
+  return runtime::make_error(errc::invalid_settings, std::move(what));
+}
+
+runtime::error check_positive(std::string_view key, timespan value) {
+  if (value <= timespan::zero())
+    return invalid(fmt::format("{} must be greater than 0, got {}", key,
+                               render_duration(value)));
+  if (value > max_duration)
+    return invalid(fmt::format("{} must be at most 24h, got {}", key,
+                               render_duration(value)));
+  return {};
+}
+
+void add_key(runtime::config_schema& schema, std::string name, config_type type,
+             std::string default_value, std::string description) {
+  auto key = runtime::make_config_key(
+    std::move(name), type, std::move(default_value), std::move(description));
+  if (type == config_type::integer)
+    key.min_integer = 0;
+  if (type == config_type::duration)
+    key.min_duration = timespan{0};
+  schema.add(std::move(key));
+}
+
+} // namespace
+
+int max_hand_over_retries(const manager_settings& s) noexcept {
+  auto by_margin = s.hand_over_retry_interval > timespan::zero()
+                     ? s.down_removal_margin / s.hand_over_retry_interval + 3
+                     : 3;
+  return static_cast<int>(
+    std::max<int64_t>(s.min_number_of_hand_over_retries, by_margin));
+}
+
+int max_take_over_retries(const manager_settings& s) noexcept {
+  return std::max(1, max_hand_over_retries(s) - 3);
+}
+
+runtime::error validate(const manager_settings& s) {
+  if (auto err = check_positive("singleton.hand_over_retry_interval",
+                                s.hand_over_retry_interval))
+    return err;
+  if (s.min_number_of_hand_over_retries < 1
+      || s.min_number_of_hand_over_retries > 10000)
+    return invalid(fmt::format("singleton.min_number_of_hand_over_retries "
+                               "must be in [1, 10000], got {}",
+                               s.min_number_of_hand_over_retries));
+  if (auto err = check_positive("singleton.lease_retry_interval",
+                                s.lease_retry_interval))
+    return err;
+  if (s.down_removal_margin < timespan::zero()
+      || s.down_removal_margin > max_duration)
+    return invalid(fmt::format("singleton.down_removal_margin must be in "
+                               "[0, 24h], got {}",
+                               render_duration(s.down_removal_margin)));
+  if (auto err
+      = check_positive("singleton.restart_min_backoff", s.restart_min_backoff))
+    return err;
+  if (auto err
+      = check_positive("singleton.restart_max_backoff", s.restart_max_backoff))
+    return err;
+  if (s.restart_min_backoff > s.restart_max_backoff)
+    return invalid(fmt::format("singleton.restart_min_backoff ({}) must not "
+                               "exceed singleton.restart_max_backoff ({})",
+                               render_duration(s.restart_min_backoff),
+                               render_duration(s.restart_max_backoff)));
+  return {};
+}
+
+runtime::error validate(const proxy_settings& s) {
+  if (auto err = check_positive("singleton.proxy.identification_interval",
+                                s.identification_interval))
+    return err;
+  if (s.buffer_size > 10'000'000)
+    return invalid(fmt::format("singleton.proxy.buffer_size must be at most "
+                               "10000000, got {}",
+                               s.buffer_size));
+  return {};
+}
+
+void declare_singleton_config(runtime::config_schema& schema) {
+  add_key(schema, "singleton.role", config_type::string, "",
+          "Only members with this role host singletons (empty: all).");
+  add_key(schema, "singleton.hand_over_retry_interval", config_type::duration,
+          "1s",
+          "How often a new oldest repeats hand_over_to_me and an old oldest "
+          "take_over_from_me.");
+  add_key(schema, "singleton.min_number_of_hand_over_retries",
+          config_type::integer, "15",
+          "Unanswered hand-over rounds before the hand-over is declared "
+          "stuck (at least down_removal_margin / interval + 3).");
+  add_key(schema, "singleton.use_lease", config_type::boolean, "false",
+          "Acquire the singleton's lease (lease.* settings) before starting "
+          "an instance; stop the instance when the lease is lost.");
+  add_key(schema, "singleton.lease_name", config_type::string, "",
+          "The singleton's lease name (empty: <cluster name>-singleton-"
+          "<singleton name>).");
+  add_key(schema, "singleton.lease_retry_interval", config_type::duration, "5s",
+          "How often an oldest that was refused the lease asks again.");
+  add_key(schema, "singleton.down_removal_margin", config_type::string, "auto",
+          "How long after a downed older member was removed the new oldest "
+          "still waits: auto (0 with use_lease, else downing.stable_after) "
+          "or a duration.");
+  add_key(schema, "singleton.restart_on_stop", config_type::boolean, "true",
+          "Restart an instance that stopped by itself, with backoff.");
+  add_key(schema, "singleton.restart_min_backoff", config_type::duration, "1s",
+          "The first restart's delay; doubles per restart.");
+  add_key(schema, "singleton.restart_max_backoff", config_type::duration, "30s",
+          "The longest restart delay; an instance that ran this long resets "
+          "the backoff.");
+  add_key(schema, "singleton.proxy.identification_interval",
+          config_type::duration, "1s",
+          "How often a proxy asks for the instance while it does not know "
+          "it.");
+  add_key(schema, "singleton.proxy.buffer_size", config_type::integer, "1000",
+          "Messages a proxy keeps while the instance is unknown; when full "
+          "the oldest is dropped and counted.");
+}
+
+runtime::expected<manager_settings>
+manager_settings_from_config(const runtime::config& cfg,
+                             timespan stable_after) {
+  manager_settings s;
+  s.role = cfg.get<std::string>("singleton.role");
+  s.hand_over_retry_interval
+    = cfg.get<timespan>("singleton.hand_over_retry_interval");
+  s.min_number_of_hand_over_retries = static_cast<int>(std::min<int64_t>(
+    cfg.get<int64_t>("singleton.min_number_of_hand_over_retries"), 100000));
+  s.use_lease = cfg.get<bool>("singleton.use_lease");
+  s.lease_retry_interval = cfg.get<timespan>("singleton.lease_retry_interval");
+  const auto& margin = cfg.get<std::string>("singleton.down_removal_margin");
+  if (margin == "auto") {
+    s.down_removal_margin = s.use_lease ? timespan::zero() : stable_after;
+  } else {
+    auto d = runtime::parse_duration(margin);
+    if (!d)
+      return invalid(fmt::format("singleton.down_removal_margin must be auto "
+                                 "or a duration with a unit, got \"{}\"",
+                                 margin));
+    s.down_removal_margin = *d;
+  }
+  s.restart_on_stop = cfg.get<bool>("singleton.restart_on_stop");
+  s.restart_min_backoff = cfg.get<timespan>("singleton.restart_min_backoff");
+  s.restart_max_backoff = cfg.get<timespan>("singleton.restart_max_backoff");
+  if (auto err = validate(s))
+    return err;
+  return s;
+}
+
+runtime::expected<proxy_settings>
+proxy_settings_from_config(const runtime::config& cfg) {
+  proxy_settings s;
+  s.role = cfg.get<std::string>("singleton.role");
+  s.identification_interval
+    = cfg.get<timespan>("singleton.proxy.identification_interval");
+  s.buffer_size
+    = static_cast<size_t>(cfg.get<int64_t>("singleton.proxy.buffer_size"));
+  if (auto err = validate(s))
+    return err;
+  return s;
+}
+
+std::string singleton_lease_name(const std::string& configured,
+                                 const std::string& cluster_name,
+                                 const std::string& singleton_name) {
+  if (!configured.empty())
+    return configured;
+  return fmt::format("{}-singleton-{}", cluster_name, singleton_name);
+}
+
+} // namespace troupe::singleton
