@@ -192,3 +192,85 @@ TEST_CASE("membership engine: a change made by a member removed meanwhile "
   CHECK(compare(merged.version(), by_b.version()) == clock_order::after);
   CHECK(compare(merged.version(), by_x.version()) == clock_order::concurrent);
 }
+
+namespace {
+
+// a founds the cluster, b joins it; messages are routed by host.
+struct two_nodes {
+  membership_engine ea = make(a);
+  membership_engine eb = make(b);
+  std::chrono::milliseconds t = 0ms;
+  std::vector<outbound_message> to_a, to_b;
+  // every exiting_confirmed b sent
+  int b_confirmed = 0;
+
+  void take(membership_effects fx, bool from_a) {
+    for (auto& s : fx.send) {
+      if (!from_a && std::holds_alternative<exiting_confirmed>(s.message))
+        ++b_confirmed;
+      (s.to.host == a.host ? to_a : to_b).push_back(std::move(s));
+    }
+  }
+
+  void step() {
+    t += 100ms;
+    auto for_a = std::move(to_a);
+    auto for_b = std::move(to_b);
+    to_a.clear();
+    to_b.clear();
+    for (auto& m : for_a)
+      take(ea.receive(b, m.message, at(t)), true);
+    for (auto& m : for_b)
+      take(eb.receive(a, m.message, at(t)), false);
+    take(ea.tick(at(t)), true);
+    take(eb.tick(at(t)), false);
+  }
+
+  template <class Pred>
+  bool run_until(Pred pred, std::chrono::milliseconds limit = 20s) {
+    for (auto end = t + limit; t < end; step())
+      if (pred())
+        return true;
+    return false;
+  }
+
+  member_status status_of_b_at_b() const {
+    auto* m = eb.state().latest_gossip().find(b);
+    return m != nullptr ? m->status : member_status::removed;
+  }
+};
+
+} // namespace
+
+TEST_CASE("membership engine: a held exit is confirmed only when the last "
+          "holder lets go") {
+  two_nodes w;
+  w.take(w.ea.join({endpoint{a.host, a.port}}, at(0ms)), true);
+  w.take(w.eb.join({endpoint{a.host, a.port}}, at(0ms)), false);
+  REQUIRE(w.run_until([&] {
+    auto* m = w.ea.state().latest_gossip().find(b);
+    return m != nullptr && m->status == member_status::up
+           && w.status_of_b_at_b() == member_status::up;
+  }));
+  w.eb.hold_exit("singleton:scheduler", true, at(w.t));
+  w.eb.hold_exit("singleton:ledger", true, at(w.t));
+  CHECK(w.eb.exit_holders().size() == 2);
+  w.take(w.eb.leave(b, at(w.t)), false);
+  REQUIRE(w.run_until(
+    [&] { return w.status_of_b_at_b() == member_status::exiting; }));
+  // held: b does not confirm, and a does not remove the reachable b
+  w.run_until([] { return false; }, 5s);
+  CHECK(w.b_confirmed == 0);
+  CHECK(w.ea.state().latest_gossip().has_member(b));
+  auto one = w.eb.hold_exit("singleton:scheduler", false, at(w.t));
+  CHECK(count_sent<exiting_confirmed>(one, a) == 0);
+  w.take(std::move(one), false);
+  CHECK(w.b_confirmed == 0);
+  auto last = w.eb.hold_exit("singleton:ledger", false, at(w.t));
+  CHECK(count_sent<exiting_confirmed>(last, a) == 1);
+  w.take(std::move(last), false);
+  CHECK(
+    w.run_until([&] { return !w.ea.state().latest_gossip().has_member(b); }));
+  // letting go again changes nothing
+  CHECK(w.eb.hold_exit("singleton:ledger", false, at(w.t)).send.empty());
+}

@@ -706,8 +706,8 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
   std::erase_if(exiting_confirmed_,
                 [&](auto& node) { return !g.has_member(node); });
   auto* me = g.find(self());
-  if (me != nullptr && me->status == member_status::exiting
-      && !confirmed_exit_) {
+  if (me != nullptr && me->status == member_status::exiting && !confirmed_exit_
+      && exit_holds_.empty()) {
     confirmed_exit_ = true;
     confirm_exit(out);
   }
@@ -724,6 +724,25 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
     gossip_tick(out);
     terminate("this node was downed", out);
   }
+}
+
+membership_effects membership_engine::hold_exit(const std::string& holder,
+                                                bool hold, clock_reading t) {
+  (void)t;
+  membership_effects out;
+  if (hold) {
+    exit_holds_.insert(holder);
+    return out;
+  }
+  if (exit_holds_.erase(holder) == 0 || !exit_holds_.empty() || terminated_)
+    return out;
+  auto* me = state_.latest_gossip().find(self());
+  if (me != nullptr && me->status == member_status::exiting
+      && !confirmed_exit_) {
+    confirmed_exit_ = true;
+    confirm_exit(out);
+  }
+  return out;
 }
 
 // Tells the two nodes that may lead once this one is gone that its exit is

@@ -215,6 +215,26 @@ public:
   /// down if `shutdown_when_downed`.
   membership_effects down(const unique_address& node, clock_reading t);
 
+  /// Holds (`hold` true) or lets go this node's exit for `holder`. While
+  /// any holder holds it, an exiting node does not send its exit
+  /// confirmation (`exiting_confirmed`), so the leader does not remove it
+  /// while it is reachable: this is where the singleton manager hands its
+  /// instance over before the node goes (Akka: CoordinatedShutdown's
+  /// cluster-exiting phase, which the manager completes only after the
+  /// hand-over, before ExitingConfirmed is sent). Letting go of the last
+  /// hold of an exiting node confirms at once. Idempotent per holder. An
+  /// exiting node that others see as unreachable is removed anyway (a
+  /// crash), and an exiting last member terminates regardless. A holder
+  /// must let go in bounded time (the manager does: it stops its instance
+  /// after max_take_over_retries).
+  membership_effects hold_exit(const std::string& holder, bool hold,
+                               clock_reading t);
+
+  /// The holders that currently hold this node's exit.
+  const std::set<std::string>& exit_holders() const noexcept {
+    return exit_holds_;
+  }
+
   /// A message from `from` (the transport's authenticated sender; with
   /// uid 0 the named sender is not checked). A message that names another
   /// sender is ignored with an INFO line.
@@ -323,6 +343,7 @@ private:
   std::optional<timestamp> unconverged_since_;
   std::set<unique_address> exiting_confirmed_;
   bool confirmed_exit_ = false;
+  std::set<std::string> exit_holds_;
   planted_bug bug_;
 };
 
