@@ -1,0 +1,78 @@
+#include "troupe/cluster_system.hpp"
+
+#include <cstdio>
+
+#include "troupe/cluster/caf_glue.hpp"
+#include "troupe/downing/caf_glue.hpp"
+#include "troupe/downing/downing_settings.hpp"
+#include "troupe/lease/caf_glue.hpp"
+#include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/stop_signal.hpp"
+
+namespace troupe {
+
+runtime::expected<std::unique_ptr<cluster_system>>
+cluster_system::start(int argc, char** argv,
+                      std::vector<runtime::module> extra_modules) {
+  runtime::install_stop_signal_handlers();
+  runtime::node_options opts;
+  opts.modules = std::move(extra_modules);
+  opts.sources = runtime::sources_from_process(argc, argv, nullptr);
+  return start(std::move(opts));
+}
+
+runtime::expected<std::unique_ptr<cluster_system>>
+cluster_system::start(runtime::node_options opts) {
+  std::vector<runtime::module> modules{lease::lease_module(),
+                                       cluster::cluster_module(),
+                                       downing::downing_module()};
+  for (auto& m : opts.modules)
+    modules.push_back(std::move(m));
+  opts.modules = std::move(modules);
+  std::unique_ptr<cluster_system> sys{new cluster_system};
+  auto node = runtime::node::start(std::move(opts));
+  if (!node)
+    return node.error();
+  sys->node_ = std::move(*node);
+  auto& cfg = sys->node_->cfg();
+  // Checked before any networking: a refused configuration never shows up
+  // as a half-started node.
+  if (auto sbr = downing::downing_settings_from_config(cfg); !sbr)
+    return sbr.error();
+  auto remoting = cluster::remoting_handle::start(*sys->node_);
+  if (!remoting)
+    return remoting.error();
+  sys->remoting_ = *remoting;
+  auto members = cluster::cluster_handle::start(*sys->node_, sys->remoting_);
+  if (!members)
+    return members.error();
+  sys->cluster_ = *members;
+  auto resolver = downing::downing_handle::start(*sys->node_, sys->cluster_);
+  if (!resolver)
+    return resolver.error();
+  sys->resolver_ = *resolver;
+  return sys;
+}
+
+cluster_system::~cluster_system() {
+  shutdown();
+}
+
+int cluster_system::run() {
+  while (!runtime::stop_requested())
+    runtime::sleep_unless_stopped(std::chrono::milliseconds{100});
+  shutdown();
+  return 0;
+}
+
+void cluster_system::shutdown() {
+  if (node_)
+    node_->shutdown();
+}
+
+int fail(const runtime::error& err, const char* program) {
+  std::fprintf(stderr, "%s: %s\n", program, err.message.c_str());
+  return 2;
+}
+
+} // namespace troupe

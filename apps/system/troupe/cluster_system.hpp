@@ -1,0 +1,91 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "troupe/cluster/cluster_handle.hpp"
+#include "troupe/cluster/remoting.hpp"
+#include "troupe/downing/downing_actor.hpp"
+#include "troupe/runtime/error.hpp"
+#include "troupe/runtime/module.hpp"
+#include "troupe/runtime/node.hpp"
+
+/// @file
+/// One cluster process in one call: what every troupe cluster application
+/// starts, in the order the cluster guide describes, all from its
+/// configuration (`--key=value` flags, `TROUPE_*` environment variables,
+/// `--config=FILE`; docs/reference/configuration.md):
+/// 1. the node with the lease, cluster, downing and singleton modules (and
+///    the application's own, `extra_modules`); SIGTERM/SIGINT handlers;
+/// 2. the resolver's settings are checked before any networking starts;
+/// 3. remoting (the TCP transport from `cluster.*`);
+/// 4. the cluster daemon (a non-empty `cluster.seed_nodes` joins at once);
+/// 5. the split brain resolver (`downing.*`, keep_majority by default).
+/// This is Akka's `ActorSystem` with the Cluster extension and the split
+/// brain resolver configured as its downing provider. Anything more (a
+/// singleton, a proxy, sharding) is started on top of it.
+///
+/// `run()` blocks until SIGTERM/SIGINT, or until the cluster stops this node
+/// (downed, removed: `cluster.shutdown_when_downed`), then shuts the node
+/// down gracefully: every module's shutdown task runs (singletons stop
+/// their instances and release their leases, awaited), then the actor
+/// system stops. The destructor does the same if `run()` was not called.
+///
+/// Errors of `start` name the key or value that was wrong (a bad flag, a
+/// refused bind address, invalid downing settings); nothing was left
+/// running. Thread-safety: the accessors may be used from any thread;
+/// `run()` from one.
+namespace troupe {
+
+class cluster_system {
+public:
+  /// Starts everything from `argv` and the process environment.
+  static runtime::expected<std::unique_ptr<cluster_system>>
+  start(int argc, char** argv, std::vector<runtime::module> extra_modules = {});
+
+  /// As above, from configuration sources made by the caller (tests).
+  static runtime::expected<std::unique_ptr<cluster_system>>
+  start(runtime::node_options opts);
+
+  ~cluster_system();
+
+  cluster_system(const cluster_system&) = delete;
+  cluster_system& operator=(const cluster_system&) = delete;
+
+  runtime::node& node() noexcept {
+    return *node_;
+  }
+  caf::actor_system& actors() noexcept {
+    return node_->system();
+  }
+  const cluster::remoting_handle& remoting() const noexcept {
+    return remoting_;
+  }
+  const cluster::cluster_handle& cluster() const noexcept {
+    return cluster_;
+  }
+  const downing::downing_handle& resolver() const noexcept {
+    return resolver_;
+  }
+
+  /// Blocks until a stop is requested (signal, or this node downed or
+  /// removed), then shuts down. Returns 0, the process's exit code.
+  int run();
+
+  /// Shuts the node down now (idempotent).
+  void shutdown();
+
+private:
+  cluster_system() = default;
+
+  std::unique_ptr<runtime::node> node_;
+  cluster::remoting_handle remoting_;
+  cluster::cluster_handle cluster_;
+  downing::downing_handle resolver_;
+};
+
+/// Prints `err`'s message to stderr as "<program>: <message>" and returns
+/// 2, the exit code of a configuration error: `return troupe::fail(err);`.
+int fail(const runtime::error& err, const char* program = "troupe");
+
+} // namespace troupe
