@@ -257,6 +257,11 @@ TEST_CASE("scenario L3 (etcd, scripted): the acquire txn applied but its "
   for (int i = 0; i < 3; ++i)
     srv.push(json(200, R"({"result":{"ID":"7","TTL":"2"}})"
                        "\n"));
+  // The renewal's range: the key is still the adopted one.
+  srv.push(json(200, R"({"header":{"revision":"12"},"kvs":[{"key":)"
+                     R"("L3Ryb3VwZS9sZWFzZXMvam9icw==","create_revision":)"
+                     R"("5","mod_revision":"5","version":"1","value":)"
+                     R"("bm9kZS1h","lease":"7"}],"count":"1"})"));
   auto b = make_backend({srv.url("/")}, false);
   auto lost = call(*b, backend_op::acquire);
   CHECK(lost.status == backend_status::unavailable);
@@ -274,7 +279,7 @@ TEST_CASE("scenario L3 (etcd, scripted): the acquire txn applied but its "
   CHECK(renewed.status == backend_status::ok);
   CHECK(renewed.token == 5);
   auto reqs = srv.requests();
-  REQUIRE(reqs.size() == 7);
+  REQUIRE(reqs.size() == 8);
   // The adoption kept lease 7 alive before answering (its TTL ran since
   // the first attempt's grant); the unused lease 8 went back.
   std::set<std::pair<std::string, std::string>> middle{
@@ -283,4 +288,6 @@ TEST_CASE("scenario L3 (etcd, scripted): the acquire txn applied but its "
   CHECK(middle.count({"/v3/lease/keepalive", R"({"ID":"7"})"}) == 1);
   CHECK(reqs[6].target == "/v3/lease/keepalive");
   CHECK(reqs[6].body == R"({"ID":"7"})");
+  CHECK(reqs[7].target == "/v3/kv/range");
+  CHECK(reqs[7].body == R"({"key":"L3Ryb3VwZS9sZWFzZXMvam9icw=="})");
 }

@@ -24,6 +24,7 @@
 #include "troupe/lease/backend_sync.hpp"
 #include "troupe/lease/caf_glue.hpp"
 #include "troupe/lease/etcd_lease_backend.hpp"
+#include "troupe/lease/etcd_protocol.hpp"
 #include "troupe/lease/lease_handle.hpp"
 #include "troupe/lease/outcome.hpp"
 #include "troupe/runtime/log.hpp"
@@ -577,7 +578,13 @@ TEST_CASE("scenario L10 (etcd): etcd accepts connections but never answers "
     CHECK(took <= 1200ms);
   }
   etcd.thaw();
-  CHECK(call(*b, backend_op::renew, q).status == backend_status::ok);
+  // The release sent during the freeze may apply once etcd resumes (it
+  // runs the requests it had accepted): then the key is gone and the
+  // renewal's range says so; otherwise the renewal succeeds.
+  auto r = call(*b, backend_op::renew, q);
+  auto key = etcd.get("/troupe/leases/jobs");
+  INFO("key " << (key ? "exists" : "is gone") << ": " << render(r));
+  CHECK(r.status == (key ? backend_status::ok : backend_status::not_found));
 }
 
 TEST_CASE("etcd backend: a 3-member cluster with two members stopped (no "
@@ -760,4 +767,133 @@ TEST_CASE("scenario L14: etcd unreachable while held => on_lost by the "
   sub.unsubscribe();
   // The handle goes before the node (declared later): a handle outliving
   // node::shutdown() would release its actor into a dead system.
+}
+
+// -- a key deleted by hand ----------------------------------------------------
+
+namespace {
+
+// `etcdctl del <key>`: deletes the key and leaves its etcd lease alive.
+void delete_key(etcd_cluster& etcd, const std::string& key) {
+  auto body
+    = etcd.post_ok("/v3/kv/deleterange",
+                   fmt::format(R"({{"key":"{}"}})", etcd::base64_encode(key)));
+  REQUIRE(body.find(R"("deleted":"1")") != std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("etcd backend: key deleted by hand while held -> the next renewal "
+          "answers not_found (lost), the lease is revoked, re-acquire gets a "
+          "greater token") {
+  etcd_server etcd;
+  auto b = make_backend(etcd);
+  auto q = req("node-a", 11);
+  auto first = must_acquire(*b, q);
+  auto id = b->lease_id_of("jobs", "node-a");
+  REQUIRE(id != 0);
+  auto renewed = call(*b, backend_op::renew, q);
+  INFO(render(renewed));
+  REQUIRE(renewed.status == backend_status::ok);
+  delete_key(etcd, "/troupe/leases/jobs");
+  auto r = call(*b, backend_op::renew, q);
+  CHECK(r.status == backend_status::not_found);
+  CHECK(meaning(backend_op::renew, r, q) == outcome_kind::lost);
+  CHECK(r.detail.find("was deleted while its lease") != std::string::npos);
+  CHECK(b->lease_id_of("jobs", "node-a") == 0);
+  // The orphaned etcd lease was revoked: its keepalive answers without TTL.
+  CHECK(eventually(
+    [&] {
+      auto ka = etcd.post_ok("/v3/lease/keepalive",
+                             fmt::format(R"({{"ID":"{}"}})", id));
+      return ka.find(R"("TTL")") == std::string::npos;
+    },
+    2s));
+  // A second renewal of the lost acquisition stays lost.
+  CHECK(call(*b, backend_op::renew, q).status == backend_status::not_found);
+  auto again = must_acquire(*b, req("node-a", 12));
+  CHECK(again > first);
+  auto key = etcd.get("/troupe/leases/jobs");
+  REQUIRE(key);
+  CHECK(key->value == "node-a");
+  CHECK(static_cast<uint64_t>(key->create_revision) == again);
+}
+
+TEST_CASE("etcd backend: key deleted by hand and re-created by another "
+          "writer while held -> the next renewal answers held (lost), also "
+          "under the holder's own name") {
+  etcd_server etcd;
+  auto b = make_backend(etcd);
+  auto q = req("node-a", 11);
+  auto first = must_acquire(*b, q);
+  delete_key(etcd, "/troupe/leases/jobs");
+  etcd.post_ok("/v3/kv/put",
+               fmt::format(R"({{"key":"{}","value":"{}"}})",
+                           etcd::base64_encode("/troupe/leases/jobs"),
+                           etcd::base64_encode("node-a")));
+  auto r = call(*b, backend_op::renew, q);
+  CHECK(r.status == backend_status::held);
+  CHECK(r.holder == "node-a");
+  CHECK(r.token > first);
+  CHECK(r.acquisition != q.acquisition);
+  CHECK(meaning(backend_op::renew, r, q) == outcome_kind::lost);
+  CHECK(r.detail.find("was replaced") != std::string::npos);
+}
+
+TEST_CASE("etcd lease: key deleted by hand while held -> lost at the next "
+          "renewal, re-acquire gets a greater token") {
+  etcd_server etcd;
+  runtime::node_options nopts;
+  nopts.modules = {lease::lease_module()};
+  auto node = runtime::node::start(std::move(nopts));
+  REQUIRE(node);
+  auto settings = l14_settings("node-a");
+  auto a = lease_handle::spawn((*node)->system(), settings, make_backend(etcd));
+  REQUIRE(a);
+  std::mutex mtx;
+  std::vector<std::pair<steady::time_point, lease_lost>> losses;
+  std::atomic<bool> alive_in_handler{true};
+  auto sub = a->on_lost([&](const lease_lost& x) {
+    alive_in_handler = a->check_alive();
+    std::lock_guard guard{mtx};
+    losses.emplace_back(steady::now(), x);
+  });
+  auto granted = a->acquire(10s);
+  REQUIRE(granted);
+  REQUIRE(*granted);
+  auto first = a->token();
+  REQUIRE(a->check_alive());
+  auto deleted_at = steady::now();
+  delete_key(etcd, "/troupe/leases/" + settings.name);
+  // The next renewal (every renewal_interval = 1 s) notices; the local
+  // deadline (ttl - margin = 2.7 s) is the latest bound.
+  REQUIRE(eventually(
+    [&] {
+      std::lock_guard guard{mtx};
+      return !losses.empty();
+    },
+    5s));
+  {
+    std::lock_guard guard{mtx};
+    REQUIRE(losses.size() == 1);
+    auto after = std::chrono::duration_cast<ms>(losses[0].first - deleted_at);
+    INFO("on_lost " << after.count()
+                    << " ms after the delete: " << losses[0].second.reason);
+    CHECK(after <= 1500ms);
+    CHECK(losses[0].second.reason.find("was deleted while its lease")
+          != std::string::npos);
+    CHECK(losses[0].second.token == first);
+  }
+  CHECK_FALSE(alive_in_handler);
+  CHECK_FALSE(a->check_alive());
+  auto regained = a->acquire(10s);
+  REQUIRE(regained);
+  CHECK(*regained);
+  CHECK(a->check_alive());
+  CHECK(a->token() > first);
+  auto key = etcd.get("/troupe/leases/" + settings.name);
+  REQUIRE(key);
+  CHECK(static_cast<uint64_t>(key->create_revision) == a->token());
+  sub.unsubscribe();
+  CHECK_FALSE(a->release(10s));
 }

@@ -19,6 +19,7 @@
 #include "troupe/lease/backend_sync.hpp"
 #include "troupe/lease/errc.hpp"
 #include "troupe/lease/file_lease_backend.hpp"
+#include "troupe/lease/outcome.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe::lease;
@@ -619,12 +620,103 @@ TEST_CASE("file_lease_backend: concurrent first acquisitions through many "
     INFO("round " << round);
     CHECK(winners == 1);
   }
-  // No temporary file of a creation is left behind.
+  // No temporary file of a creation is left behind; besides the records
+  // there is only the directory of the token counters, one per name.
   size_t files = 0;
   for (auto& entry : fs::directory_iterator{dir.path}) {
     INFO(entry.path());
+    if (entry.path().filename() == ".tokens")
+      continue;
     CHECK(entry.path().extension() == ".lease");
     ++files;
   }
   CHECK(files == 200);
+  size_t counters = 0;
+  for (auto& entry : fs::directory_iterator{dir.path / ".tokens"}) {
+    INFO(entry.path());
+    CHECK(read_text(entry.path()) == "1\n");
+    ++counters;
+  }
+  CHECK(counters == 200);
+}
+
+// -- a record file deleted by hand -------------------------------------------
+
+TEST_CASE("file lease: record file deleted by hand while held -> lost at the "
+          "next renewal, re-acquire gets a greater token") {
+  temp_dir dir;
+  auto b = make_backend(dir.path);
+  auto file = dir.path / "jobs.lease";
+  auto counter = dir.path / ".tokens" / "jobs.lease";
+  auto a1 = req("a", 11);
+  REQUIRE(call(*b, backend_op::acquire, req("x", 5)).status
+          == backend_status::ok);
+  REQUIRE(call(*b, backend_op::release, req("x", 5)).status
+          == backend_status::ok);
+  auto first = call(*b, backend_op::acquire, a1);
+  REQUIRE(first.status == backend_status::ok);
+  REQUIRE(first.token == 2);
+  CHECK(read_text(counter) == "2\n");
+  REQUIRE(fs::remove(file)); // rm jobs.lease
+  auto r = call(*b, backend_op::renew, a1);
+  INFO(render(r));
+  CHECK(r.status == backend_status::not_found);
+  CHECK(classify(backend_op::renew, r, "a", 11).kind == outcome_kind::lost);
+  CHECK(r.detail
+        == "file store " + file.string()
+             + ": the record file was missing (deleted by hand?): "
+               "the record disappeared");
+  // The renewal re-created the record without a holder, with the counter.
+  auto stored = decode_file(file);
+  CHECK(stored.record.holder.empty());
+  CHECK(stored.record.last_token == 2);
+  // A second renewal finds a record without a holder: still lost.
+  auto again = call(*b, backend_op::renew, a1);
+  CHECK(again.status == backend_status::not_found);
+  CHECK_THAT(again.detail, Catch::Contains("has no holder"));
+  auto second = call(*b, backend_op::acquire, req("a", 12));
+  INFO(render(second));
+  REQUIRE(second.status == backend_status::ok);
+  CHECK(second.token == 3);
+  CHECK(read_text(counter) == "3\n");
+  CHECK(decode_file(file).record.last_token == 3);
+}
+
+TEST_CASE("file_lease_backend: a record file deleted by hand and acquired by "
+          "another owner before the holder renews: tokens keep increasing, "
+          "the holder's renewal answers held (lost)") {
+  temp_dir dir;
+  auto b = make_backend(dir.path);
+  auto file = dir.path / "jobs.lease";
+  auto a1 = req("a", 11);
+  REQUIRE(call(*b, backend_op::acquire, a1).token == 1);
+  REQUIRE(fs::remove(file));
+  auto rival = call(*b, backend_op::acquire, req("b", 22));
+  REQUIRE(rival.status == backend_status::ok);
+  CHECK(rival.token == 2); // not 1 again: the counter file survived
+  auto r = call(*b, backend_op::renew, a1);
+  CHECK(r.status == backend_status::held);
+  CHECK(r.holder == "b");
+  CHECK(classify(backend_op::renew, r, "a", 11).kind == outcome_kind::lost);
+}
+
+TEST_CASE("file_lease_backend: a corrupt token counter is rejected naming the "
+          "file, never reset") {
+  temp_dir dir;
+  auto b = make_backend(dir.path);
+  REQUIRE(call(*b, backend_op::acquire, req("a", 11)).token == 1);
+  auto counter = dir.path / ".tokens" / "jobs.lease";
+  write_text(counter, "seven\n");
+  auto r = call(*b, backend_op::renew, req("a", 11));
+  CHECK(r.status == backend_status::rejected);
+  CHECK(r.detail
+        == "file store " + counter.string()
+             + ": corrupt token counter \"seven\\x0a\" (expected "
+               "the last issued token, a decimal number)");
+  write_text(counter, "7");
+  REQUIRE(call(*b, backend_op::release, req("a", 11)).status
+          == backend_status::ok);
+  // A counter above the record's last_token wins.
+  CHECK(call(*b, backend_op::acquire, req("a", 12)).token == 8);
+  CHECK(read_text(counter) == "8\n");
 }

@@ -19,6 +19,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "troupe/lease/backend_sync.hpp"
 #include "troupe/lease/caf_glue.hpp"
@@ -196,6 +197,19 @@ struct lost_probe {
     return count() > 0;
   }
 };
+
+// A backend talking to a scripted server over plain HTTP.
+std::shared_ptr<kubernetes_lease_backend>
+scripted_backend(test::http_test_server& server,
+                 runtime::timespan request_timeout = std::chrono::seconds{2}) {
+  kubernetes_lease_backend_options o;
+  o.api_server = server.url("/").substr(0, server.url("/").size() - 1);
+  o.allow_insecure_http = true;
+  o.request_timeout = request_timeout;
+  auto b = kubernetes_lease_backend::make(o);
+  REQUIRE(b);
+  return *b;
+}
 
 const std::regex micro_time{R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)"};
 
@@ -556,6 +570,104 @@ TEST_CASE("kubernetes: an object deleted by hand is re-created with a higher "
   CHECK(third.token_scope != second.token_scope);
 }
 
+TEST_CASE("kubernetes: a Lease deleted by hand while held -> the renewal "
+          "answers not_found (lost) and does not re-create it, re-acquire "
+          "gets a greater token") {
+  k8s_env env;
+  auto a = env.backend();
+  auto r1 = request("jobs", "pod-a", 1);
+  // Two acquisitions so the token is above 1 when the object goes.
+  REQUIRE(call(*a, backend_op::acquire, request("jobs", "pod-a", 7)).status
+          == backend_status::ok);
+  REQUIRE(call(*a, backend_op::release, request("jobs", "pod-a", 7)).status
+          == backend_status::ok);
+  auto first = call(*a, backend_op::acquire, r1);
+  REQUIRE(first.status == backend_status::ok);
+  REQUIRE(first.token == 2);
+  REQUIRE(env.emu->delete_lease(ns, "jobs")); // kubectl delete lease jobs
+  auto r = call(*a, backend_op::renew, r1);
+  INFO(r.detail);
+  CHECK(r.status == backend_status::not_found);
+  CHECK(judge(backend_op::renew, r, r1) == outcome_kind::lost);
+  CHECK(contains(r.detail, "does not exist"));
+  // The renewal's PUT carried the old uid, a precondition that fails on a
+  // missing object (409): nothing was re-created behind the loss.
+  CHECK_FALSE(env.emu->lease(ns, "jobs"));
+  auto r2 = request("jobs", "pod-a", 2);
+  auto second = call(*a, backend_op::acquire, r2);
+  REQUIRE(second.status == backend_status::ok);
+  CHECK(second.token == 3); // highest observed leaseTransitions + 1
+  CHECK(second.token_scope != first.token_scope);
+  CHECK(env.object("jobs").spec.lease_transitions == 3);
+}
+
+TEST_CASE(
+  "kubernetes: a renewal answered 201 (a server that re-created the "
+  "deleted object despite the uid) is a loss, and the re-created object "
+  "is released") {
+  using test::http_behaviour;
+  auto answer = [](uint16_t status, std::string body) {
+    return http_behaviour::respond(
+      status, {{"Content-Type", "application/json"}}, std::move(body));
+  };
+  auto lease = [](const char* rv, const char* uid, const char* holder) {
+    return fmt::format(
+      R"({{"kind":"Lease","metadata":{{"name":"jobs","resourceVersion":)"
+      R"("{}","uid":"{}","annotations":{{"troupe.io/acquisition":"{}"}}}},)"
+      R"("spec":{{"holderIdentity":"{}","leaseDurationSeconds":10,)"
+      R"("leaseTransitions":4}}}})",
+      rv, uid, *holder != 0 ? "1" : "0", holder);
+  };
+  test::http_test_server server;
+  server.push(answer(404, R"({"kind":"Status","reason":"NotFound"})")); // GET
+  server.push(answer(201, lease("5", "u1", "pod-a")));                  // POST
+  server.push(answer(201, lease("7", "u2", "pod-a"))); // renewal's PUT
+  server.push(answer(200, lease("8", "u2", "")));      // the release's PUT
+  auto b = scripted_backend(server);
+  auto r = request("jobs", "pod-a", 1);
+  REQUIRE(call(*b, backend_op::acquire, r).status == backend_status::ok);
+  auto reply = call(*b, backend_op::renew, r);
+  INFO(reply.detail);
+  CHECK(reply.status == backend_status::not_found);
+  CHECK(judge(backend_op::renew, reply, r) == outcome_kind::lost);
+  CHECK(contains(reply.detail, "was deleted while held"));
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 4);
+  CHECK(reqs[2].method == "PUT");
+  CHECK(contains(reqs[2].body, R"("uid":"u1")"));
+  CHECK(reqs[3].method == "PUT");
+  CHECK(contains(reqs[3].body, R"("resourceVersion":"7")"));
+  CHECK(contains(reqs[3].body, R"("holderIdentity":"")"));
+}
+
+TEST_CASE("kubernetes lease: Lease object deleted by hand while held -> lost "
+          "at the next renewal, re-acquire gets a greater token") {
+  k8s_env env;
+  actor_env sys;
+  auto a = sys.spawn(short_settings("jobs", "pod-a"), env.backend());
+  REQUIRE(a.acquire(10s) == true);
+  auto first = a.token();
+  lost_probe lost{a};
+  auto deleted_at = steady::now();
+  REQUIRE(env.emu->delete_lease(ns, "jobs"));
+  // Renewals run every 1s; the local deadline is 2.7s after the last one.
+  REQUIRE(lost.wait(5s));
+  {
+    std::lock_guard guard{lost.mtx};
+    auto& [at, x] = lost.events[0];
+    INFO(x.reason);
+    CHECK(at - deleted_at <= 1500ms);
+    CHECK(contains(x.reason, "record is gone"));
+    CHECK(contains(x.reason, "lease \"jobs\" does not exist"));
+    CHECK(x.token == first);
+  }
+  CHECK_FALSE(a.check_alive());
+  REQUIRE(a.acquire(10s) == true);
+  CHECK(a.check_alive());
+  CHECK(a.token() > first);
+  CHECK(env.object("jobs").spec.holder_identity == "pod-a");
+}
+
 TEST_CASE("kubernetes: HTTPS verifies the API server against the CA") {
   auto made_pki = test::make_test_pki();
   REQUIRE(made_pki);
@@ -628,14 +740,9 @@ TEST_CASE("kubernetes: bad answers are errors naming the problem, never "
   INFO(rows.name);
   test::http_test_server server;
   server.set_default(rows.answer);
-  kubernetes_lease_backend_options o;
-  o.api_server = server.url("/").substr(0, server.url("/").size() - 1);
-  o.allow_insecure_http = true;
-  o.request_timeout = 2s;
-  auto b = kubernetes_lease_backend::make(o);
-  REQUIRE(b);
+  auto b = scripted_backend(server, 2s);
   auto r = request("jobs", "pod-a", 1);
-  auto reply = call(**b, backend_op::acquire, r);
+  auto reply = call(*b, backend_op::acquire, r);
   INFO(reply.detail);
   CHECK(reply.status == backend_status::unavailable);
   CHECK(judge(backend_op::acquire, reply, r) == outcome_kind::retry);
@@ -916,14 +1023,10 @@ TEST_CASE("kubernetes: a 200 to our write whose Lease does not name us is "
   server.push(json(free_lease));          // PUT answered unchanged
   server.push(json(free_lease));          // GET
   server.push(json(written_by("pod-b"))); // PUT answered for another
-  kubernetes_lease_backend_options o;
-  o.api_server = server.url("/").substr(0, server.url("/").size() - 1);
-  o.allow_insecure_http = true;
-  auto b = kubernetes_lease_backend::make(o);
-  REQUIRE(b);
+  auto b = scripted_backend(server);
   auto r = request("jobs", "pod-a", 1);
   for (int i = 0; i < 2; ++i) {
-    auto reply = call(**b, backend_op::acquire, r);
+    auto reply = call(*b, backend_op::acquire, r);
     INFO(reply.detail);
     CHECK(reply.status == backend_status::unavailable);
     CHECK(judge(backend_op::acquire, reply, r) == outcome_kind::retry);

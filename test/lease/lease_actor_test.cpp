@@ -318,6 +318,44 @@ TEST_CASE_METHOD(fixture, "lease actor: tokens increase across holders and "
   CHECK(tokens == std::vector<uint64_t>{1, 2, 3});
 }
 
+TEST_CASE_METHOD(fixture, "in-memory lease: record deleted by hand while "
+                          "held -> lost at the next renewal, re-acquire gets "
+                          "a greater token") {
+  auto h = make("a");
+  std::vector<lease_lost> losses;
+  std::vector<bool> alive_in_handler;
+  auto sub = h.on_lost([&](const lease_lost& x) {
+    alive_in_handler.push_back(h.check_alive());
+    losses.push_back(x);
+  });
+  auto first = acquire(h);
+  REQUIRE(first);
+  REQUIRE(first->acquired);
+  auto deleted_at = ds.now();
+  store->clear_holder("jobs"); // the operator deletes the record
+  // Renewals run every 5s; the local deadline is 13.5s after the grant.
+  ds.advance(4900ms);
+  CHECK(h.check_alive());
+  CHECK(losses.empty());
+  ds.advance(200ms); // the first renewal after the deletion
+  REQUIRE(losses.size() == 1);
+  CHECK(ds.now() - deleted_at < 5200ms);
+  CHECK(losses[0].token == first->token);
+  CHECK_THAT(losses[0].reason,
+             Catch::Contains("record is gone")
+               && Catch::Contains("in-memory store: the record has no "
+                                  "holder (released, or cleared by hand)"));
+  CHECK(alive_in_handler == std::vector<bool>{false});
+  CHECK_FALSE(h.check_alive());
+  auto again = acquire(h);
+  REQUIRE(again);
+  CHECK(again->acquired);
+  CHECK(again->token > first->token);
+  CHECK(h.check_alive());
+  CHECK(h.token() == again->token);
+  sub.unsubscribe();
+}
+
 TEST_CASE_METHOD(fixture, "lease actor: scenario L4: a grant after the "
                           "caller's timeout is released, not kept") {
   auto a = make("a");

@@ -56,6 +56,14 @@ backend_reply apply(backend_op op, lease_record& rec,
   return reply(backend_status::rejected, rec);
 }
 
+std::string_view absence_of(const lease_record& rec, timestamp now) noexcept {
+  if (rec.holder.empty())
+    return "the record has no holder (released, or cleared by hand)";
+  if (!rec.is_held(now))
+    return "the record expired";
+  return "the record is held";
+}
+
 std::string_view to_string(backend_op x) noexcept {
   switch (x) {
     case backend_op::acquire:

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "troupe/lease/backend_types.hpp"
 
@@ -49,5 +50,10 @@ struct lease_record {
 ///   otherwise `not_found` or `held` (the caller no longer holds it).
 backend_reply apply(backend_op op, lease_record& rec,
                     const backend_request& req, timestamp now);
+
+/// Why `rec` has no current holder at `now`, for the detail of a
+/// `not_found` reply: `the record has no holder (released, or cleared by
+/// hand)` or `the record expired`; `the record is held` when it is.
+std::string_view absence_of(const lease_record& rec, timestamp now) noexcept;
 
 } // namespace troupe::lease

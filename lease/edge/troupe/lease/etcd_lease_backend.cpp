@@ -122,6 +122,11 @@ private:
                            int64_t id, const etcd::txn_response& txn);
   void keepalive(backend_request req, int64_t id, callback done,
                  std::function<void(callback)> alive);
+  void check_key(backend_request req, int64_t id, uint64_t token,
+                 callback done);
+  void on_key_changed(const backend_request& req, int64_t id, uint64_t token,
+                      const std::string& where,
+                      const std::vector<etcd::kv>& kvs, callback done);
   void revoke_all(std::vector<int64_t> ids, std::string why,
                   std::function<void(bool all_ok, std::string detail)> then);
   void revoke_quietly(int64_t id, std::string why);
@@ -444,15 +449,75 @@ void etcd_lease_backend::impl::renew(backend_request req, callback done) {
     out.detail = "the key is held by another acquisition of this owner";
     return done(std::move(out));
   }
+  // The keepalive keeps the etcd lease; the range then checks that the key
+  // is still the one this acquisition created (a key deleted by hand leaves
+  // the lease alive).
   keepalive(req, held->id, std::move(done),
-            [req, token = held->token](callback done) {
-              backend_reply out;
-              out.status = backend_status::ok;
-              out.holder = req.owner;
-              out.token = token;
-              out.acquisition = req.acquisition;
-              done(std::move(out));
+            [self = shared_from_this(), req, id = held->id,
+             token = held->token](callback done) {
+              self->check_key(req, id, token, std::move(done));
             });
+}
+
+void etcd_lease_backend::impl::check_key(backend_request req, int64_t id,
+                                         uint64_t token, callback done) {
+  auto body = etcd::range_request(key_of(req.name));
+  client_->post(
+    etcd::range_path, std::move(body),
+    [self = shared_from_this(), req = std::move(req), id, token,
+     done = std::move(done)](etcd_result r) mutable {
+      if (r.kind != answer_kind::ok)
+        return done(self->failure(r, req));
+      auto kvs = parse_or_answer(r, etcd::parse_range_response, done);
+      if (!kvs)
+        return;
+      if (!kvs->empty()) {
+        auto& kv = kvs->front();
+        if (kv.value == req.owner && kv.lease == id
+            && kv.create_revision == static_cast<int64_t>(token)) {
+          backend_reply out;
+          out.status = backend_status::ok;
+          out.holder = req.owner;
+          out.token = token;
+          out.acquisition = req.acquisition;
+          return done(std::move(out));
+        }
+      }
+      self->on_key_changed(req, id, token, r.where, *kvs, std::move(done));
+    });
+}
+
+void etcd_lease_backend::impl::on_key_changed(const backend_request& req,
+                                              int64_t id, uint64_t token,
+                                              const std::string& where,
+                                              const std::vector<etcd::kv>& kvs,
+                                              callback done) {
+  auto key = etcd::escape_for_message(key_of(req.name), 200);
+  // The key is no longer ours: forget the lease. Revoke it unless the key
+  // now lives on it (someone rewrote the value keeping the lease): a revoke
+  // would delete that writer's key.
+  forget(req, id);
+  if (kvs.empty() || kvs.front().lease != id)
+    revoke_quietly(id, "the key is no longer on it");
+  if (kvs.empty())
+    return done(make_reply(
+      backend_status::not_found,
+      fmt::format("{}: etcd key \"{}\" was deleted while its lease {} "
+                  "lived (deleted by hand?): the record disappeared",
+                  where, key, id)));
+  auto& kv = kvs.front();
+  backend_reply out;
+  out.status = backend_status::held;
+  out.holder = kv.value;
+  out.token = static_cast<uint64_t>(std::max<int64_t>(kv.create_revision, 0));
+  // Never this acquisition, even under our owner's name.
+  if (kv.value == req.owner)
+    out.acquisition = other_acquisition(req.acquisition);
+  out.detail = fmt::format("{}: etcd key \"{}\" was replaced (create_revision "
+                           "{} on lease {}; ours was created at {} on lease "
+                           "{})",
+                           where, key, kv.create_revision, kv.lease, token, id);
+  done(std::move(out));
 }
 
 void etcd_lease_backend::impl::keepalive(backend_request req, int64_t id,

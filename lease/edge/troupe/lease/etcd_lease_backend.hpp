@@ -86,11 +86,18 @@ struct etcd_lease_backend_stats {
 ///   found` on the txn (the fresh lease vanished) -> grant anew and retry,
 ///   at most twice.
 /// - renew: keepalive (`POST /v3/lease/keepalive {"ID":...}`) of the
-///   attached lease. TTL > 0 -> `ok` with the acquisition's token; TTL
-///   absent -> `not_found` (the lease expired or was revoked). No attached
-///   lease for (name, owner) -> `not_found`; attached for another
-///   acquisition -> `held` naming that acquisition. Renewal never writes
-///   the key.
+///   attached lease, then a linearizable range of the key (two requests
+///   per renewal; the range is what notices a key deleted by hand, which
+///   leaves the etcd lease alive). TTL absent -> `not_found` (the lease
+///   expired or was revoked). TTL > 0 and the key still has value = owner,
+///   lease = ours and create_revision = the token -> `ok` with the token.
+///   Key missing -> `not_found` whose detail says the key was deleted while
+///   its lease lived (the lease is forgotten and revoked). Key present but
+///   re-created or rewritten (another create_revision, lease or value) ->
+///   `held` naming the key's value and create_revision (under our owner's
+///   name: a different acquisition, never ours). No attached lease for
+///   (name, owner) -> `not_found`; attached for another acquisition ->
+///   `held` naming that acquisition. Renewal never writes the key.
 /// - release: the guarded delete "delete the key if value == owner and
 ///   lease == ours", then revoke every lease of that acquisition (404 is
 ///   fine). A failed compare means the key no longer names us -> `ok`.
@@ -112,9 +119,8 @@ struct etcd_lease_backend_stats {
 /// `Authorization` (etcd refuses `Bearer`). Passwords and tokens never
 /// appear in logs, details or errors.
 ///
-/// Does not: detect a key deleted by hand while its lease lives (renewal is
-/// a keepalive only: revoke the lease instead of deleting the key), or
-/// retry (the lease actor does).
+/// Does not retry (the lease actor does). A key deleted by hand is noticed
+/// at the holder's next renewal (above), not at once (no watch).
 ///
 /// Thread-safety: every member may be called from any thread; calls from
 /// several lease actors may overlap. `done` runs on the HTTP engine's io

@@ -1,5 +1,6 @@
 #include "troupe/lease/file_lease_backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -278,6 +279,68 @@ int sync_directory(const std::string& dir) {
   return ::fsync(dfd.get()) == 0 ? 0 : errno;
 }
 
+// The directory of the token counters, inside the store's directory. Record
+// file names never start with '.', so it can never be a record file.
+constexpr const char* counter_dir_name = ".tokens";
+
+// Reads the token counter file at `path` into `value` (0 when the file
+// does not exist); returns the reply to give when it cannot. The caller
+// holds the record file's lock.
+std::optional<backend_reply> read_counter(const std::string& path,
+                                          uint64_t& value) {
+  value = 0;
+  unique_fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.get() < 0)
+    return errno == ENOENT ? std::nullopt
+                           : std::optional{io_failure(
+                             path, "cannot open the token counter", errno)};
+  std::string text;
+  if (auto err = read_all(fd.get(), text))
+    return io_failure(path, "cannot read the token counter", err);
+  auto digits = std::string_view{text}.substr(
+    0, text.empty() || text.back() != '\n' ? text.size() : text.size() - 1);
+  bool valid = !digits.empty() && digits.size() < 20;
+  for (char c : digits)
+    valid = valid && c >= '0' && c <= '9';
+  if (!valid)
+    return failure(backend_status::rejected,
+                   fmt::format("file store {}: corrupt token counter \"{}\" "
+                               "(expected the last issued token, a decimal "
+                               "number)",
+                               path, escape_for_message(text, 40)));
+  for (char c : digits)
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  return std::nullopt;
+}
+
+// Writes `value` to the token counter file at `path` (created, with its
+// directory `dir`, if missing) durably; returns the reply to give when it
+// cannot.
+std::optional<backend_reply>
+write_counter(const std::string& dir, const std::string& path, uint64_t value) {
+  bool dir_existed = std::filesystem::is_directory(dir);
+  if (!dir_existed)
+    if (auto ec = create_directories(dir))
+      return io_failure(dir, "cannot create the token counter directory",
+                        ec.value());
+  bool existed = ::access(path.c_str(), F_OK) == 0;
+  unique_fd fd{::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+  if (fd.get() < 0)
+    return io_failure(path, "cannot create the token counter", errno);
+  if (auto err = write_record(fd.get(), fmt::format("{}\n", value));
+      !err.empty())
+    return failure(backend_status::unavailable,
+                   fmt::format("file store {}: token counter: {}", path, err));
+  if (!existed)
+    if (auto err = sync_directory(dir))
+      return io_failure(dir, "cannot sync the directory", err);
+  if (!dir_existed)
+    if (auto err
+        = sync_directory(std::filesystem::path{dir}.parent_path().string()))
+      return io_failure(dir, "cannot sync the parent directory", err);
+  return std::nullopt;
+}
+
 runtime::expected<std::string> read_boot_id() {
   static constexpr const char* path = "/proc/sys/kernel/random/boot_id";
   std::ifstream in{path};
@@ -451,9 +514,35 @@ backend_reply file_lease_backend::execute(backend_op op,
     rec.acquisition = 0;
     rec.expires_at = timestamp{};
   }
+  // The token counter file survives a record file deleted by hand: the
+  // tokens keep increasing when the record is created again.
+  auto counter_dir
+    = (std::filesystem::path{opts_.directory} / counter_dir_name).string();
+  auto counter_path
+    = (std::filesystem::path{counter_dir} / lease_file_name(req.name)).string();
+  uint64_t counter = 0;
+  if (auto failed = read_counter(counter_path, counter)) {
+    if (created)
+      remove_unwritten(fd.get(), path);
+    return std::move(*failed);
+  }
+  rec.last_token = std::max(rec.last_token, counter);
   auto before = rec;
-  auto reply = apply(op, rec, req, std::chrono::steady_clock::now());
+  auto now = std::chrono::steady_clock::now();
+  auto reply = apply(op, rec, req, now);
   reply.detail = "file store " + path;
+  if (reply.status == backend_status::not_found)
+    reply.detail += fmt::format(
+      ": {}", created ? "the record file was missing (deleted by hand?): "
+                        "the record disappeared"
+                      : absence_of(before, now));
+  if (rec.last_token > counter)
+    if (auto failed
+        = write_counter(counter_dir, counter_path, rec.last_token)) {
+      if (created)
+        remove_unwritten(fd.get(), path);
+      return std::move(*failed);
+    }
   // A file this call created is written even if the record stays fresh
   // (a renew or release of a missing record): left empty, it would look
   // truncated to the next call.

@@ -76,6 +76,20 @@ struct file_lease_backend_options {
 /// file this call created fails (disk full, I/O error), the call removes
 /// the file again, so a transient error leaves no empty file behind.
 ///
+/// Token counter file: `<directory>/.tokens/<record file name>` holds the
+/// highest token issued for the name (a decimal number and a newline; no
+/// record file name starts with '.', so `.tokens` is never one). Each call
+/// reads it under the record file's lock and counts `last_token` as the
+/// larger of the record's and the counter's; when an acquisition raises
+/// `last_token` above the counter, the counter is written (and synced)
+/// before the record. So a record file deleted by hand while held is lost
+/// for its holder at its next renewal (`not_found`, detail `file store
+/// <path>: the record file was missing (deleted by hand?): the record
+/// disappeared`; the renewal writes a record without holder), and the next
+/// acquisition's token is still greater than every earlier one. A counter
+/// that is not a decimal number is `rejected` naming its path (never
+/// reset). Deleting the whole directory restarts the tokens at 1.
+///
 /// Durability: the new record is written with one `pwrite` at offset 0,
 /// then the file is truncated to its length and `fdatasync`ed before the
 /// reply; a newly created file also has its directory `fsync`ed. A process
@@ -87,9 +101,10 @@ struct file_lease_backend_options {
 /// attempt: a call that changes nothing writes nothing).
 ///
 /// Replies: `ok`/`held`/`not_found` as the record rules say, with `detail`
-/// naming the file; `unavailable` when the lock wait exceeded
-/// `lock_timeout` or an I/O call failed transiently (detail names the path
-/// and the errno text); `rejected` (detail naming the path) for a record
+/// naming the file (and for `not_found` why: the file was missing, the
+/// record has no holder, or it expired); `unavailable` when the lock wait
+/// exceeded `lock_timeout` or an I/O call failed transiently (detail names the
+/// path and the errno text); `rejected` (detail naming the path) for a record
 /// file that cannot be parsed (never silently reset: detail names the
 /// line), an existing empty record file (above), a record path that is a
 /// symbolic link to a missing target, a directory, a FIFO, a socket or a
@@ -98,10 +113,10 @@ struct file_lease_backend_options {
 ///
 /// Does not: protect against processes that write the files without the
 /// lock, work across hosts (the clock is per host; network file systems'
-/// lock semantics vary), or delete record files (`last_token` must
-/// survive; the one exception is a file the same call created and failed
-/// to write). A process killed between creating and unlinking a temporary
-/// file leaves it behind (empty, never read; safe to delete).
+/// lock semantics vary), or delete record files or counters (the one
+/// exception is a record file the same call created and failed to write). A
+/// process killed between creating and unlinking a temporary file leaves it
+/// behind (empty, never read; safe to delete).
 ///
 /// Thread-safety: all members may be called from any thread. Calls never
 /// block the caller: they are queued to one worker thread per backend

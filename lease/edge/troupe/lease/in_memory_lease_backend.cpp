@@ -1,5 +1,7 @@
 #include "troupe/lease/in_memory_lease_backend.hpp"
 
+#include <fmt/format.h>
+
 namespace troupe::lease {
 
 in_memory_lease_store::in_memory_lease_store(const runtime::clock_source& clock)
@@ -8,8 +10,13 @@ in_memory_lease_store::in_memory_lease_store(const runtime::clock_source& clock)
 backend_reply in_memory_lease_store::apply(backend_op op,
                                            const backend_request& req) {
   std::lock_guard guard{mtx_};
-  auto reply = lease::apply(op, records_[req.name], req, clock_->now());
+  auto& rec = records_[req.name];
+  auto before = rec;
+  auto now = clock_->now();
+  auto reply = lease::apply(op, rec, req, now);
   reply.detail = "in-memory store";
+  if (reply.status == backend_status::not_found)
+    reply.detail += fmt::format(": {}", absence_of(before, now));
   return reply;
 }
 

@@ -33,6 +33,9 @@ public:
 
   /// Deletes the holder of `name` behind its back (an operator's
   /// `kubectl delete lease`, used by tests). The token counter survives.
+  /// The holder's next renewal answers `not_found` with the detail
+  /// `in-memory store: the record has no holder (released, or cleared by
+  /// hand)`: a loss; its next acquisition gets a greater token.
   void clear_holder(const std::string& name);
 
   const runtime::clock_source& clock() const noexcept {

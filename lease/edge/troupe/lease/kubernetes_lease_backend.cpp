@@ -521,10 +521,10 @@ private:
         o->done(reply_of(backend_status::ok, "released"));
         return;
       }
-      if (res->status == 201 && o->kind == backend_op::renew)
-        log.warning("lease \"{}\": the Lease object was deleted while held; "
-                    "the renewal re-created it (new uid {})",
-                    o->req.name, obj->uid);
+      if (res->status == 201 && o->kind == backend_op::renew) {
+        recreated_by_renewal(o, *obj);
+        return;
+      }
       o->done(record_reply(backend_status::ok, *obj, what, o->req));
       return;
     }
@@ -549,6 +549,30 @@ private:
       return;
     }
     o->done(failure(what, res));
+  }
+
+  // A renewal's PUT answered 201: the object was deleted while held and the
+  // server created it anew (it ignored the uid precondition the PUT
+  // carries; an API server enforces it and answers 409). The record
+  // disappeared, so the lease is lost: release the re-created object (it
+  // would block every contender, us included, for a ttl) and answer
+  // not_found.
+  void recreated_by_renewal(const op_ptr& o,
+                            const kubernetes_lease_object& obj) {
+    log.warning("lease \"{}\": the Lease object was deleted while held and "
+                "the renewal re-created it (new uid {}): lost; releasing the "
+                "re-created object",
+                o->req.name, obj.uid);
+    auto detail = fmt::format("lease \"{}\" was deleted while held (the "
+                              "renewal's PUT re-created it with uid {}, which "
+                              "was released): the record disappeared",
+                              o->req.name, obj.uid);
+    auto undo = std::make_shared<op>(
+      op{backend_op::release, o->req,
+         [o, detail = std::move(detail)](backend_reply) {
+           o->done(reply_of(backend_status::not_found, detail));
+         }});
+    write_own(undo, obj);
   }
 
   kubernetes_lease_backend_options opts_;

@@ -74,6 +74,12 @@ struct kubernetes_lease_backend_options {
 ///   `renewTime`. 409 -> GET: still ours -> PUT again with the new
 ///   resourceVersion (our earlier renewal applied, its reply was lost;
 ///   scenario L3); another holder -> `held` (lost); gone -> `not_found`.
+///   An object deleted by hand while held: the PUT carries its
+///   `metadata.uid`, a precondition the API server checks against the
+///   missing object too (409), so the GET answers 404 -> `not_found` (lost,
+///   nothing re-created). A server that ignores the uid and answers 201
+///   re-created the object: it is released at once (PUT with an empty
+///   holder) and the renewal answers `not_found` all the same.
 /// - release: PUT with an empty holder and `leaseDurationSeconds` 1,
 ///   keeping `leaseTransitions`; 409 -> GET and retry if still ours,
 ///   otherwise the record no longer names us -> ok (scenario L12).
