@@ -10,6 +10,7 @@
 #include "troupe/lease/caf_glue.hpp"
 #include "troupe/lease/faulty_lease_backend.hpp"
 #include "troupe/lease/in_memory_lease_backend.hpp"
+#include "troupe/runtime/log.hpp"
 #include "troupe/singleton/caf_glue.hpp"
 #include "troupe/singleton/singleton.hpp"
 
@@ -226,6 +227,10 @@ public:
 
   const cluster_handle& cluster(size_t i) const {
     return clusters_.at(i);
+  }
+
+  const remoting_handle& w_remoting(size_t i) const {
+    return remotings_.at(i);
   }
 
   /// Advances in steps of `step` until `pred` holds, at most `limit`.
@@ -463,4 +468,83 @@ TEST_CASE("singleton (sim): the oldest leaves gracefully: its instance "
   pc.tell(order{"after", 1, {}});
   REQUIRE(x.advance_until(
     [&] { return x.log->has("recv " + host(1) + " 1 after"); }, 3s));
+}
+
+TEST_CASE("singleton (sim): scenario S6: a downed holder stops its instance "
+          "and releases its lease, so the new oldest acquires at once, not "
+          "after the ttl") {
+  singleton_world x;
+  for (size_t i = 0; i < 2; ++i)
+    x.start_node(i);
+  x.w.advance(10s);
+  REQUIRE(all_up(x.state(0), 2));
+  std::vector<singleton_manager> ms;
+  for (size_t i = 0; i < 2; ++i)
+    ms.push_back(x.start_leased_manager(i));
+  REQUIRE(x.advance_until([&] { return x.log->count("start") == 1; }, 5s));
+  auto downed_at = x.w.det().now();
+  x.cluster(1).down(nodes[0]);
+  REQUIRE(x.advance_until(
+    [&] { return x.log->count("start " + host(1) + " ") == 1; }, 20s));
+  // Well within the lease's ttl (15s): A released, B did not wait it out.
+  CHECK(x.w.det().now() - downed_at < 5s);
+  CHECK(x.log->index_of("exit " + host(0) + " 1 holder=" + to_string(nodes[0]))
+        < x.log->first("start " + host(1) + " 1 "));
+  CHECK(x.store->record(lease_name)->holder == to_string(nodes[1]));
+  CHECK(x.status(ms[0]).state == "end");
+  CHECK(x.stops->count() == 1);
+}
+
+TEST_CASE("singleton proxy (sim): a full buffer drops the oldest messages, "
+          "counts them and warns once for the first") {
+  singleton_world x;
+  auto logs = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(logs);
+  x.start_node(0);
+  x.w.advance(3s);
+  singleton::proxy_options opts;
+  opts.settings = singleton::proxy_settings{};
+  opts.settings->buffer_size = 2;
+  auto p = singleton_proxy::start(x.w.sys(), x.cluster(0), x.w_remoting(0),
+                                  "jobs", std::move(opts));
+  REQUIRE(p);
+  for (int i = 1; i <= 5; ++i)
+    p->tell(order{"m" + std::to_string(i), i, {}});
+  x.w.advance(3s);
+  auto ps = x.status(*p);
+  CHECK(ps.buffered == 2);
+  CHECK(ps.dropped == 3);
+  CHECK(ps.identifications >= 2); // asked, and asked again (no manager)
+  CHECK(logs->count("dropped 1 message(s)") == 1);
+  CHECK(logs->count("dropped 2 message(s)") == 0);
+  // A manager starts: the two newest arrive, in order.
+  x.start_manager(0);
+  REQUIRE(x.advance_until([&] { return x.log->count("recv") == 2; }, 3s));
+  CHECK(x.log->index_of("recv " + host(0) + " 1 m4")
+        < x.log->index_of("recv " + host(0) + " 1 m5"));
+  p->stop();
+  runtime::remove_log_sink(logs);
+}
+
+TEST_CASE("singleton manager (sim): an invalid type name or a second manager "
+          "of the same type on a node is refused") {
+  singleton_world x;
+  x.start_node(0);
+  singleton::manager_options opts;
+  opts.settings = singleton::manager_settings{};
+  auto bad = singleton_manager::start(x.w.sys(), x.cluster(0), x.w_remoting(0),
+                                      "no spaces", x.factory(), opts);
+  REQUIRE(!bad);
+  CHECK(bad.error().message.find("no spaces") != std::string::npos);
+  x.start_manager(0);
+  auto twice = singleton_manager::start(
+    x.w.sys(), x.cluster(0), x.w_remoting(0), "jobs", x.factory(), opts);
+  REQUIRE(!twice);
+  CHECK(twice.error().message.find("troupe.singleton.jobs.manager")
+        != std::string::npos);
+  opts.settings->use_lease = true;
+  auto no_lease = singleton_manager::start(
+    x.w.sys(), x.cluster(0), x.w_remoting(0), "other", x.factory(), opts);
+  REQUIRE(!no_lease);
+  CHECK(no_lease.error().message.find("use_lease") != std::string::npos);
 }

@@ -340,8 +340,7 @@ caf::behavior manager_behavior(manager_self self, manager_init init) {
       if (s.done
           || (lost.token != 0 && lost.token != s.engine->fencing_token()))
         return;
-      s.log.warning("{}: lease {} lost: {}", s.type_name, lost.name,
-                    lost.reason);
+      s.log.info("{}: lease {} lost: {}", s.type_name, lost.name, lost.reason);
       execute(self, s.engine->on_lease_lost(now(self)));
     },
     [self](stop_atom) -> caf::result<bool> {
