@@ -116,6 +116,22 @@ public:
     remotings_[i] = remoting;
   }
 
+  /// Starts the first `n` nodes and waits until all are up.
+  void start_cluster(size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      start_node(i);
+    w.advance(10s);
+    REQUIRE(all_up(state(0), n));
+  }
+
+  /// Starts a leased manager on each of the first `n` nodes.
+  std::vector<singleton_manager> start_leased_managers(size_t n) {
+    std::vector<singleton_manager> ms;
+    for (size_t i = 0; i < n; ++i)
+      ms.push_back(start_leased_manager(i));
+    return ms;
+  }
+
   /// A lease of `nodes[i]` over the shared store.
   lease::lease_handle make_lease(const unique_address& owner) {
     auto h
@@ -358,10 +374,7 @@ TEST_CASE("singleton manager (sim): a graceful stop waits for the instance "
 TEST_CASE("singleton (sim): the oldest of three runs the instance and a "
           "proxy on another node delivers what it buffered before") {
   singleton_world x;
-  for (size_t i = 0; i < 3; ++i)
-    x.start_node(i);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(0), 3));
+  x.start_cluster(3);
   auto proxy = x.start_proxy(2);
   auto [rec, got] = x.w.spawn_recorder();
   // Sent before any manager runs: buffered.
@@ -396,13 +409,8 @@ TEST_CASE("singleton (sim): scenario S5: the instance stops after a lease "
           "loss and restarts on the same node, and the proxies identify it "
           "again and deliver") {
   singleton_world x;
-  for (size_t i = 0; i < 3; ++i)
-    x.start_node(i);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(0), 3));
-  std::vector<singleton_manager> ms;
-  for (size_t i = 0; i < 3; ++i)
-    ms.push_back(x.start_leased_manager(i));
+  x.start_cluster(3);
+  auto ms = x.start_leased_managers(3);
   auto pb = x.start_proxy(1);
   auto pc = x.start_proxy(2);
   pb.tell(order{"b1", 1, {}});
@@ -444,13 +452,8 @@ TEST_CASE("singleton (sim): scenario S5: the instance stops after a lease "
 TEST_CASE("singleton (sim): the oldest leaves gracefully: its instance "
           "stops, its lease is released, and the next oldest takes over") {
   singleton_world x;
-  for (size_t i = 0; i < 3; ++i)
-    x.start_node(i);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(0), 3));
-  std::vector<singleton_manager> ms;
-  for (size_t i = 0; i < 3; ++i)
-    ms.push_back(x.start_leased_manager(i));
+  x.start_cluster(3);
+  auto ms = x.start_leased_managers(3);
   auto pc = x.start_proxy(2);
   REQUIRE(x.advance_until([&] { return x.log->count("start") == 1; }, 5s));
   x.cluster(0).leave(nodes[0]);
@@ -474,13 +477,8 @@ TEST_CASE("singleton (sim): scenario S6: a downed holder stops its instance "
           "and releases its lease, so the new oldest acquires at once, not "
           "after the ttl") {
   singleton_world x;
-  for (size_t i = 0; i < 2; ++i)
-    x.start_node(i);
-  x.w.advance(10s);
-  REQUIRE(all_up(x.state(0), 2));
-  std::vector<singleton_manager> ms;
-  for (size_t i = 0; i < 2; ++i)
-    ms.push_back(x.start_leased_manager(i));
+  x.start_cluster(2);
+  auto ms = x.start_leased_managers(2);
   REQUIRE(x.advance_until([&] { return x.log->count("start") == 1; }, 5s));
   auto downed_at = x.w.det().now();
   x.cluster(1).down(nodes[0]);

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cluster_daemon_support.hpp"
-#include "tcp_fixture.hpp"
+#include "configured_node.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/lease/caf_glue.hpp"
 #include "troupe/lease/lease_handle.hpp"
@@ -47,26 +47,11 @@ struct journal {
   }
 };
 
-std::unique_ptr<runtime::node> configured_node(const temp_dir& dir,
-                                               std::vector<std::string> args) {
-  runtime::node_options opts;
-  opts.modules = {lease::lease_module(), cluster::cluster_module(),
-                  singleton::singleton_module()};
-  for (auto x : {"--cluster.name=it", "--cluster.host=127.0.0.1",
-                 "--cluster.port=0", "--cluster.gossip_interval=200ms",
-                 "--cluster.leader_actions_interval=200ms",
-                 "--cluster.seed_node_timeout=1s",
-                 "--cluster.failure_detector.heartbeat_interval=100ms",
-                 "--cluster.failure_detector.acceptable_heartbeat_pause=1s",
-                 "--lease.backend=file", "--singleton.use_lease=true"})
-    args.emplace_back(x);
-  args.push_back("--lease.file.directory=" + dir.path.string());
-  args.push_back("--cluster.secret=" + test_secret);
-  opts.sources.args = std::move(args);
-  auto node = runtime::node::start(std::move(opts));
-  if (!node)
-    FAIL(node.error().message);
-  return std::move(*node);
+std::unique_ptr<runtime::node> leased_node(const temp_dir& dir) {
+  return configured_node({"--lease.backend=file", "--singleton.use_lease=true",
+                          "--lease.file.directory=" + dir.path.string()},
+                         {lease::lease_module(), cluster::cluster_module(),
+                          singleton::singleton_module()});
 }
 
 } // namespace
@@ -78,7 +63,7 @@ TEST_CASE("singleton node (tcp): a manager started from configuration runs "
   auto log = std::make_shared<journal>();
   uint64_t token = 0;
   {
-    auto node = configured_node(dir, {});
+    auto node = leased_node(dir);
     auto remoting = cluster::remoting_handle::start(*node);
     REQUIRE(remoting);
     auto stops = std::make_shared<shutdown_log>();
@@ -110,7 +95,7 @@ TEST_CASE("singleton node (tcp): a manager started from configuration runs "
   }
   // Another owner gets the lease at once: it was released, not left to
   // expire (ttl 15s), and the token goes on increasing.
-  auto other = configured_node(dir, {});
+  auto other = leased_node(dir);
   auto lease = lease::lease_handle::spawn_from_config(
     *other, "it-singleton-jobs", "someone-else");
   REQUIRE(lease);

@@ -56,21 +56,22 @@ struct manager_actor_state {
 
 using manager_self = caf::stateful_actor<manager_actor_state>*;
 
-void write(const manager_actor_state& st, const log_line& line) {
-  switch (line.level) {
+runtime::log_level level_of(log_level x) {
+  switch (x) {
     case log_level::debug:
-      st.log.debug("{}: {}", st.type_name, line.text);
-      break;
+      return runtime::log_level::debug;
     case log_level::info:
-      st.log.info("{}: {}", st.type_name, line.text);
-      break;
+      return runtime::log_level::info;
     case log_level::warning:
-      st.log.warning("{}: {}", st.type_name, line.text);
-      break;
+      return runtime::log_level::warning;
     case log_level::error:
-      st.log.error("{}: {}", st.type_name, line.text);
-      break;
+      return runtime::log_level::error;
   }
+  return runtime::log_level::error;
+}
+
+void write(const manager_actor_state& st, const log_line& line) {
+  st.log.log(level_of(line.level), "{}: {}", st.type_name, line.text);
 }
 
 void execute(manager_self self, manager_effects fx);
