@@ -131,7 +131,12 @@ caf::behavior proxy_behavior(proxy_self self, proxy_init init) {
     [self](view_atom, const cluster::gossip& g) {
       auto& s = self->state;
       cluster::membership_state state{g, s.cluster.self_address()};
-      execute(self, s.core->on_membership(state, s.clock->now()));
+      auto before = s.core->target();
+      auto fx = s.core->on_membership(state, s.clock->now());
+      // The host changed: the old instance's watch is of no use any more.
+      if (before && s.core->target() != before)
+        s.remoting.unwatch(*before, self);
+      execute(self, std::move(fx));
     },
     [self](tick_atom, int64_t due) {
       auto& s = self->state;
