@@ -23,6 +23,7 @@
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/monotonic_clock.hpp"
+#include "troupe/singleton/singleton_settings.hpp"
 
 using namespace troupe;
 
@@ -35,6 +36,7 @@ runtime::config_schema full_schema() {
   lease::declare_lease_config(schema);
   cluster::declare_cluster_config(schema);
   downing::declare_downing_config(schema);
+  singleton::declare_singleton_config(schema);
   return schema;
 }
 
@@ -75,6 +77,12 @@ int check(const std::vector<std::string>& args) {
   auto sbr = downing::downing_settings_from_config(*cfg);
   if (!sbr)
     problems.push_back(sbr.error().message);
+  auto stable_after = sbr ? sbr->stability.stable_after
+                          : cfg->get<runtime::timespan>("downing.stable_after");
+  if (auto s = singleton::manager_settings_from_config(*cfg, stable_after); !s)
+    problems.push_back(s.error().message);
+  if (auto s = singleton::proxy_settings_from_config(*cfg); !s)
+    problems.push_back(s.error().message);
   auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
   if (auto err = lease::validate(lease_settings.with_defaults()))
     problems.push_back(err.message);

@@ -154,6 +154,26 @@ TEST_CASE("cluster daemon (sim): leave moves a member through exiting to "
   CHECK(c_stops->count() == 1);
 }
 
+TEST_CASE("cluster daemon (sim): a held exit keeps a leaving member exiting "
+          "until its holder lets go, then it is removed") {
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto c_stops = std::make_shared<shutdown_log>();
+  auto hs = x.start_three(stops, c_stops);
+  auto &A = hs[0], &C = hs[2];
+  C.hold_exit("singleton:jobs", true);
+  A.leave(c);
+  x.w.advance(10s);
+  CHECK(status_in(x.state(A), c) == "exiting");
+  CHECK(c_stops->count() == 0);
+  C.hold_exit("singleton:jobs", false);
+  x.w.advance(10s);
+  auto s = x.state(A);
+  CHECK(all_up(s, 2));
+  CHECK(status_in(s, c).empty());
+  CHECK(c_stops->count() == 1);
+}
+
 TEST_CASE("cluster daemon (sim): down removes a member, fires the remote "
           "watch on it, and the downed node's shutdown hook runs") {
   daemon_world x;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cluster_daemon_support.hpp"
+#include "configured_node.hpp"
 #include "tcp_remoting.hpp"
 #include "troupe/test/eventually.hpp"
 
@@ -216,29 +217,6 @@ TEST_CASE("cluster daemon (tcp): a node with an incompatible join "
   CHECK_THAT(odd.stops->first(), Catch::Contains("troupe.protocol_version"));
   CHECK(all_up(xs[0]->state(), 1));
 }
-
-namespace {
-
-/// A node started from configuration, as an application's main() would.
-std::unique_ptr<runtime::node> configured_node(std::vector<std::string> args) {
-  runtime::node_options opts;
-  opts.modules = {cluster::cluster_module()};
-  for (auto x : {"--cluster.name=it", "--cluster.host=127.0.0.1",
-                 "--cluster.port=0", "--cluster.gossip_interval=200ms",
-                 "--cluster.leader_actions_interval=200ms",
-                 "--cluster.seed_node_timeout=1s",
-                 "--cluster.failure_detector.heartbeat_interval=100ms",
-                 "--cluster.failure_detector.acceptable_heartbeat_pause=1s"})
-    args.emplace_back(x);
-  args.push_back("--cluster.secret=" + test_secret);
-  opts.sources.args = std::move(args);
-  auto node = runtime::node::start(std::move(opts));
-  if (!node)
-    FAIL(node.error().message);
-  return std::move(*node);
-}
-
-} // namespace
 
 TEST_CASE("cluster daemon (tcp): nodes started from configuration join "
           "through cluster.seed_nodes, and a downed node's hook runs") {

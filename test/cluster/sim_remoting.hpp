@@ -1,6 +1,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,8 +25,12 @@ namespace troupe::test {
 
 class sim_remoting {
 public:
-  explicit sim_remoting(uint64_t seed = 1, cluster::sim_settings settings = {})
-    : net_(seed, settings) {}
+  /// Module registrations besides the cluster's and the test types.
+  using init_fns = std::vector<std::function<void(caf::actor_system_config&)>>;
+
+  explicit sim_remoting(uint64_t seed = 1, cluster::sim_settings settings = {},
+                        init_fns extra = {})
+    : sys_(with_defaults(std::move(extra))), net_(seed, settings) {}
 
   ~sim_remoting() {
     for (auto& n : nodes_)
@@ -107,8 +112,13 @@ public:
   }
 
 private:
+  static init_fns with_defaults(init_fns extra) {
+    extra.insert(extra.begin(), {cluster::add_cluster_types, add_test_types});
+    return extra;
+  }
+
   std::vector<std::shared_ptr<cluster::transport_listener>> listeners_;
-  deterministic_system sys_{{cluster::add_cluster_types, add_test_types}};
+  deterministic_system sys_;
   std::vector<remoting_handle> nodes_;
   std::vector<caf::actor> actors_;
   cluster::sim_network net_;

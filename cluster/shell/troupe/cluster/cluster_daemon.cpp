@@ -167,6 +167,10 @@ cluster_daemon::behavior_type make_behavior(daemon_self self,
       auto& st = self->state;
       execute(self, st.engine->down(node, read_clock(st)));
     },
+    [self](hold_exit_atom, const std::string& holder, bool hold) {
+      auto& st = self->state;
+      execute(self, st.engine->hold_exit(holder, hold, read_clock(st)));
+    },
     [self](subscribe_atom, const caf::actor& sub) { subscribe(self, sub); },
     [self](subscribe_atom, view_atom, const caf::actor& sub) {
       subscribe_view(self, sub);

@@ -56,6 +56,7 @@ using state_atom = caf::atom_constant<caf::atom("state")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using view_atom = caf::atom_constant<caf::atom("view")>;
+using hold_exit_atom = caf::atom_constant<caf::atom("holdexit")>;
 
 namespace detail {
 
@@ -69,6 +70,7 @@ struct daemon_actor_of<std::variant<Ts...>> {
                        caf::reacts_to<join_atom, std::vector<endpoint>>,
                        caf::reacts_to<leave_atom, unique_address>,
                        caf::reacts_to<down_atom, unique_address>,
+                       caf::reacts_to<hold_exit_atom, std::string, bool>,
                        caf::reacts_to<subscribe_atom, caf::actor>,
                        caf::reacts_to<unsubscribe_atom, caf::actor>,
                        caf::reacts_to<subscribe_atom, view_atom, caf::actor>,
@@ -85,6 +87,9 @@ struct daemon_actor_of<std::variant<Ts...>> {
 ///   `membership_message`: a message from the engine of node `from.node`
 ///   (delivered by remoting, which authenticated the node);
 /// - `(join, seeds)`, `(leave, node)`, `(down, node)`: the commands;
+/// - `(holdexit, holder, hold)`: holds (true) or lets go (false) this
+///   node's exit for `holder` (membership_engine::hold_exit: an exiting
+///   node confirms its exit only when no holder holds it);
 /// - `(subscribe, actor)`: `actor` receives `current_cluster_state`, then
 ///   every cluster event (the alternative of `cluster_event`, e.g.
 ///   `member_up`) in order, until `(unsubscribe, actor)` or it stops;

@@ -95,6 +95,11 @@ void cluster_handle::down(const unique_address& node) const {
     caf::anon_send(daemon_, down_atom::value, node);
 }
 
+void cluster_handle::hold_exit(std::string holder, bool hold) const {
+  if (daemon_)
+    caf::anon_send(daemon_, hold_exit_atom::value, std::move(holder), hold);
+}
+
 void cluster_handle::subscribe(const caf::actor& subscriber) const {
   if (daemon_)
     caf::anon_send(daemon_, subscribe_atom::value, subscriber);

@@ -88,6 +88,19 @@ public:
   /// Marks `node` down (forced).
   void down(const unique_address& node) const;
 
+  /// Holds (`hold` true) or lets go (false) this node's exit from the
+  /// cluster for `holder` (a name such as `singleton:<type>`; idempotent per
+  /// holder). While any holder holds it, this node, once exiting, does not
+  /// confirm its exit, so the leader does not remove it while it is
+  /// reachable: the cluster singleton manager holds it while it may still
+  /// run its instance or hold its lease, and lets go when it has handed
+  /// over (Akka: CoordinatedShutdown's cluster-exiting phase waits for the
+  /// singleton's hand-over). Letting go of the last hold of an exiting node
+  /// confirms at once. A holder must let go in bounded time; a node that
+  /// the others see as unreachable is removed anyway
+  /// (membership_engine::hold_exit).
+  void hold_exit(std::string holder, bool hold) const;
+
   /// `subscriber` receives the current state, then every event.
   void subscribe(const caf::actor& subscriber) const;
 
