@@ -307,7 +307,7 @@ TEST_CASE("manager with lease: a graceful stop releases only after the "
 }
 
 TEST_CASE("manager with lease: hand-over releases after the termination and "
-          "confirms after the release; the new oldest then acquires") {
+          "confirms after the release, then the new oldest acquires") {
   manager_world w;
   w.add('a', with_lease());
   w.add('b', with_lease());

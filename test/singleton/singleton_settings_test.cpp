@@ -49,7 +49,7 @@ TEST_CASE("singleton settings: Akka's defaults") {
 }
 
 TEST_CASE("singleton settings: down_removal_margin auto is stable_after "
-          "without a lease and 0 with one; an explicit value wins") {
+          "without a lease and 0 with one, an explicit value wins") {
   fixture f;
   CHECK(f.load({}, 7s)->down_removal_margin == 7s);
   CHECK(f.load({{"singleton.use_lease", "true"}}, 7s)->down_removal_margin
