@@ -6,8 +6,12 @@
 #include "troupe/downing/caf_glue.hpp"
 #include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/caf_glue.hpp"
+#include "troupe/lease/kubernetes_lease_config.hpp"
+#include "troupe/lease/lease_config.hpp"
+#include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/stop_signal.hpp"
+#include "troupe/singleton/caf_glue.hpp"
 
 namespace troupe {
 
@@ -23,9 +27,9 @@ cluster_system::start(int argc, char** argv,
 
 runtime::expected<std::unique_ptr<cluster_system>>
 cluster_system::start(runtime::node_options opts) {
-  std::vector<runtime::module> modules{lease::lease_module(),
-                                       cluster::cluster_module(),
-                                       downing::downing_module()};
+  std::vector<runtime::module> modules{
+    lease::lease_module(), cluster::cluster_module(), downing::downing_module(),
+    singleton::singleton_module()};
   for (auto& m : opts.modules)
     modules.push_back(std::move(m));
   opts.modules = std::move(modules);
@@ -54,6 +58,40 @@ cluster_system::start(runtime::node_options opts) {
   return sys;
 }
 
+caf::expected<lease::lease_handle>
+cluster_system::lease(lease::lease_settings settings) {
+  auto backend = lease::backend_from_config(node_->cfg(), node_->clock());
+  if (!backend)
+    return runtime::to_caf_error(backend.error());
+  return lease::lease_handle::spawn(*node_, std::move(settings),
+                                    std::move(*backend));
+}
+
+caf::expected<lease::lease_handle>
+cluster_system::kubernetes_lease(lease::lease_settings settings) {
+  auto backend = lease::kubernetes_backend_from_config(node_->cfg());
+  if (!backend)
+    return runtime::to_caf_error(backend.error());
+  return lease::lease_handle::spawn(*node_, std::move(settings),
+                                    std::move(*backend));
+}
+
+runtime::expected<singleton::singleton_manager>
+cluster_system::start_singleton(std::string type_name,
+                                singleton::instance_factory factory,
+                                singleton::manager_options options) {
+  return singleton::singleton_manager::start(
+    *node_, cluster_, remoting_, std::move(type_name), std::move(factory),
+    std::move(options));
+}
+
+runtime::expected<singleton::singleton_proxy>
+cluster_system::singleton_proxy(std::string type_name,
+                                singleton::proxy_options options) {
+  return singleton::singleton_proxy::start(
+    *node_, cluster_, remoting_, std::move(type_name), std::move(options));
+}
+
 cluster_system::~cluster_system() {
   shutdown();
 }
@@ -72,6 +110,12 @@ void cluster_system::shutdown() {
 
 int fail(const runtime::error& err, const char* program) {
   std::fprintf(stderr, "%s: %s\n", program, err.message.c_str());
+  return 2;
+}
+
+int fail(const caf::error& err, const char* program) {
+  std::fprintf(stderr, "%s: %s\n", program,
+               runtime::error_message(err).c_str());
   return 2;
 }
 

@@ -9,6 +9,7 @@
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/module.hpp"
 #include "troupe/runtime/node.hpp"
+#include "troupe/singleton/singleton.hpp"
 
 /// @file
 /// One cluster process in one call: what every troupe cluster application
@@ -68,6 +69,31 @@ public:
     return resolver_;
   }
 
+  // -- what applications start on top --------------------------------------
+
+  /// A lease tied to this node's graceful shutdown (released, awaited,
+  /// after the singletons that use it stopped), on the backend
+  /// `lease.backend` selects (`lease.*` keys, lease_config.hpp). Errors:
+  /// the settings' or the backend's, naming the field or key.
+  caf::expected<lease::lease_handle> lease(lease::lease_settings settings);
+
+  /// As `lease`, on the Kubernetes Lease API with the in-cluster
+  /// configuration (`lease.kubernetes.*`, service account token and CA,
+  /// KUBERNETES_SERVICE_HOST/PORT; kubernetes_lease_config.hpp), whatever
+  /// `lease.backend` says. Errors name the missing variable or key.
+  caf::expected<lease::lease_handle>
+  kubernetes_lease(lease::lease_settings settings);
+
+  /// `singleton::singleton_manager::start` on this node (singleton.hpp):
+  /// start it on every node that may host the instance.
+  runtime::expected<singleton::singleton_manager>
+  start_singleton(std::string type_name, singleton::instance_factory factory,
+                  singleton::manager_options options = {});
+
+  /// `singleton::singleton_proxy::start` on this node.
+  runtime::expected<singleton::singleton_proxy>
+  singleton_proxy(std::string type_name, singleton::proxy_options options = {});
+
   /// Blocks until a stop is requested (signal, or this node downed or
   /// removed), then shuts down. Returns 0, the process's exit code.
   int run();
@@ -87,5 +113,8 @@ private:
 /// Prints `err`'s message to stderr as "<program>: <message>" and returns
 /// 2, the exit code of a configuration error: `return troupe::fail(err);`.
 int fail(const runtime::error& err, const char* program = "troupe");
+
+/// As above for a CAF error (e.g. from `lease_handle::spawn`).
+int fail(const caf::error& err, const char* program = "troupe");
 
 } // namespace troupe
