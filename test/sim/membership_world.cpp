@@ -244,6 +244,17 @@ void membership_world::down_address(size_t by, const unique_address& node) {
   act(by, [&](auto& e, auto t) { return e.down(node, t); });
 }
 
+void membership_world::hold_exit(size_t i, const std::string& holder,
+                                 bool hold) {
+  auto& n = nodes_.at(i);
+  if (!n.alive)
+    return;
+  trace_.add(sched_.now(),
+             fmt::format("{} {} its exit for {}", to_string(address(i)),
+                         hold ? "holds" : "lets go", holder));
+  act(i, [&](auto& e, auto t) { return e.hold_exit(holder, hold, t); });
+}
+
 void membership_world::partition(const std::vector<size_t>& a,
                                  const std::vector<size_t>& b) {
   std::vector<unique_address> xs;

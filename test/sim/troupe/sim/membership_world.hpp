@@ -109,6 +109,10 @@ public:
   /// `by` downs the member `node` (any incarnation).
   void down_address(size_t by, const cluster::unique_address& node);
 
+  /// Holds or lets go node `i`'s exit for `holder`
+  /// (membership_engine::hold_exit); ignored when the node is not alive.
+  void hold_exit(size_t i, const std::string& holder, bool hold);
+
   /// The node at `a`'s host:port, if any.
   std::optional<size_t> index_of(const cluster::unique_address& a) const;
 
