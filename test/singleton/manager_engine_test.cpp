@@ -134,6 +134,29 @@ TEST_CASE("manager: an exited (not downed) older member needs no margin") {
   CHECK(w['b'].instance_running);
 }
 
+TEST_CASE("manager: an exiting older member removed while unreachable is "
+          "cleared only once its take-over retries ran out") {
+  // The leader removed it without its exit confirmation (singleton sim,
+  // seed 474).
+  manager_world w;
+  auto s = fast();
+  w.add('b', s);
+  w.view('b', "a:up:1 b:up:2");
+  // a leaves and is exiting, then a partition: b finds a unreachable
+  w.view('b', "a:exiting:1 b:up:2");
+  w.view('b', "a:exiting:1 b:up:2", "b>a");
+  CHECK_FALSE(w['b'].instance_running);
+  // the leader removes the unreachable exiting a; a may still run its
+  // instance on the other side until its take-over retries run out
+  w.view('b', "b:up:2");
+  auto bound = s.hand_over_retry_interval * (max_take_over_retries(s) + 1);
+  REQUIRE(bound > s.down_removal_margin);
+  w.advance(bound - 1s);
+  CHECK_FALSE(w['b'].instance_running);
+  w.advance(1s);
+  CHECK(w['b'].instance_running);
+}
+
 TEST_CASE("manager: a stuck hand-over restarts the protocol, logs an error, "
           "and never touches the instance") {
   manager_settings s;
