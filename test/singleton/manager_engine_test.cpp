@@ -157,6 +157,25 @@ TEST_CASE("manager: an exiting older member removed while unreachable is "
   CHECK(w['b'].instance_running);
 }
 
+TEST_CASE("manager: an exiting older member downed and removed while "
+          "unreachable is cleared only once its take-over retries ran out") {
+  // It was exiting in its own view, where the resolver ignores it, and ran
+  // its instance past the down removal margin (singleton sim, seed 1110).
+  manager_world w;
+  auto s = fast();
+  w.add('b', s);
+  w.view('b', "a:up:1 b:up:2");
+  w.view('b', "a:exiting:1 b:up:2");
+  w.view('b', "a:exiting:1 b:up:2", "b>a");
+  w.view('b', "a:down:1 b:up:2", "b>a");
+  w.view('b', "b:up:2");
+  auto bound = s.hand_over_retry_interval * (max_take_over_retries(s) + 1);
+  w.advance(bound - 1s);
+  CHECK_FALSE(w['b'].instance_running);
+  w.advance(1s);
+  CHECK(w['b'].instance_running);
+}
+
 TEST_CASE("manager: a stuck hand-over restarts the protocol, logs an error, "
           "and never touches the instance") {
   manager_settings s;

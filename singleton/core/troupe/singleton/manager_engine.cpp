@@ -85,12 +85,13 @@ bool manager_engine::cleared(const older_member& m, timestamp now) const {
 }
 
 timespan manager_engine::removal_margin(const older_member& m) const {
-  if (m.status != member_status::exiting)
+  if (!m.unreachable || !m.seen_leaving)
     return settings_.down_removal_margin;
-  // An exiting member removed while unreachable: its split brain resolver
-  // ignores it (it is exiting), so only its own manager stops its
-  // instance, after max_take_over_retries unanswered take_over_from_me
-  // (it began before the removal), one more interval for the stop.
+  // A leaving or exiting member removed while unreachable: if it is
+  // exiting in its own view, its split brain resolver ignores it, so only
+  // its own manager stops its instance, after max_take_over_retries
+  // unanswered take_over_from_me (begun before the removal), one more
+  // interval for the stop.
   auto bound = settings_.hand_over_retry_interval
                * (max_take_over_retries(settings_) + 1);
   return std::max(settings_.down_removal_margin, bound);
@@ -181,6 +182,9 @@ manager_engine::on_membership(const cluster::membership_state& state,
     }
     i->second.status = m.status;
     i->second.unreachable = !g.reachability().is_reachable(m.address);
+    if (m.status == member_status::leaving
+        || m.status == member_status::exiting)
+      i->second.seen_leaving = true;
   }
   for (auto i = older_.begin(); i != older_.end();) {
     auto& [address, m] = *i;
