@@ -194,13 +194,16 @@ private:
 /// The random singleton scenario of one seed: 4-7 nodes join, then 40 s of
 /// faults (graceful leaves, two nodes leaving within 100 ms with the oldest
 /// among them (S1), the oldest leaving, crashes with the oldest among
-/// them, clean and messy partitions, lease faults, nodes cut off from the
-/// lease backend, instances stopping by themselves, restarts of stopped
-/// nodes), with keep_majority (with a lease sometimes lease_majority),
-/// stable_after 3-5 s and down_removal_margin stable_after without a
-/// lease and 0 with one; then the faults stop, the network heals, every
-/// stopped node starts again, and within `liveness_bound` exactly one
-/// instance runs, on the oldest up member of the live nodes.
+/// them, clean partitions, with a lease also messy ones (one direction
+/// blocked, clogged links: keep_majority may then leave both sides up for
+/// a while, a split brain that only the lease keeps from running two
+/// instances), lease faults, nodes cut off from the lease backend,
+/// instances stopping by themselves, restarts of stopped nodes), with
+/// keep_majority (with a lease sometimes lease_majority), stable_after 3-5 s
+/// and down_removal_margin stable_after without a lease and 0 with one; then
+/// the faults stop, the network heals, every stopped node starts again, and
+/// within `liveness_bound` exactly one instance runs, on the oldest up member
+/// of the live nodes.
 struct singleton_scenario {
   bool use_lease = false;
   singleton::manager_bug bug = singleton::manager_bug::none;
