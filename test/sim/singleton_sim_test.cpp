@@ -72,40 +72,28 @@ TEST_CASE("singleton sim: with a faulty lease, the seed sweep holds every "
   sweep(true);
 }
 
-TEST_CASE("singleton sim: the one_instance checker catches a planted new "
-          "oldest that skips the hand-over") {
+TEST_CASE("singleton sim: each checker catches its planted manager bug within "
+          "the bug budget") {
+  struct planted {
+    manager_bug bug;
+    bool use_lease;
+    const char* checker;
+  };
+  // skip_hand_over: a new oldest that does not wait for the older ones;
+  // trust_any_done: hand_over_done trusted from any sender (S1);
+  // ignore_lease_lost: the instance outlives its lease; reuse_token: a
+  // restart with the previous fencing token.
+  auto p
+    = GENERATE(planted{manager_bug::skip_hand_over, false, "one_instance"},
+               planted{manager_bug::trust_any_done, false, "one_instance"},
+               planted{manager_bug::ignore_lease_lost, true, "lease_alive"},
+               planted{manager_bug::reuse_token, true, "tokens_increase"});
   singleton_scenario o;
-  o.bug = manager_bug::skip_hand_over;
-  auto r = first_violation("one_instance", o);
+  o.bug = p.bug;
+  o.use_lease = p.use_lease;
+  auto r = first_violation(p.checker, o);
+  INFO(p.checker << " for bug " << static_cast<int>(p.bug));
   REQUIRE(r);
   INFO("caught at seed " << r->seed);
-}
-
-TEST_CASE("singleton sim: the one_instance checker catches a planted "
-          "hand_over_done trusted from any sender (S1)") {
-  singleton_scenario o;
-  o.bug = manager_bug::trust_any_done;
-  auto r = first_violation("one_instance", o);
-  REQUIRE(r);
-  INFO("caught at seed " << r->seed);
-}
-
-TEST_CASE("singleton sim: the lease_alive checker catches a planted manager "
-          "that ignores the lease's loss") {
-  singleton_scenario o;
-  o.use_lease = true;
-  o.bug = manager_bug::ignore_lease_lost;
-  auto r = first_violation("lease_alive", o);
-  REQUIRE(r);
-  INFO("caught at seed " << r->seed);
-}
-
-TEST_CASE("singleton sim: the tokens_increase checker catches a planted "
-          "restart with the previous fencing token") {
-  singleton_scenario o;
-  o.use_lease = true;
-  o.bug = manager_bug::reuse_token;
-  auto r = first_violation("tokens_increase", o);
-  REQUIRE(r);
-  INFO("caught at seed " << r->seed);
+  CHECK(r->failure->checker == p.checker);
 }
