@@ -354,6 +354,22 @@ timespan membership_world::global_time_of(size_t i, timestamp local) const {
   return sched_.now() + std::max(global_wait, timespan{1ms});
 }
 
+void membership_world::schedule_tick_at(size_t i, timestamp due,
+                                        std::optional<timespan>& pending,
+                                        std::function<void()> fire) {
+  auto at = global_time_of(i, due);
+  if (pending && *pending <= at && *pending >= sched_.now())
+    return;
+  pending = at;
+  auto* p = &pending;
+  sched_.at(at, [this, p, at, fire = std::move(fire)] {
+    if (failure_ || *p != at)
+      return;
+    p->reset();
+    fire();
+  });
+}
+
 void membership_world::schedule_tick(size_t i) {
   auto& n = nodes_[i];
   auto due = n.engine->next_tick();

@@ -163,22 +163,13 @@ void singleton_layer::schedule_tick(size_t i) {
   auto& ns = nodes_[i];
   if (!ns.manager)
     return;
-  auto due = ns.manager->next_tick();
-  if (!due)
-    return;
-  auto at = w_.global_time_of(i, *due);
-  if (ns.tick_due && *ns.tick_due <= at && *ns.tick_due >= w_.sched().now())
-    return;
-  ns.tick_due = at;
-  auto self = ns.self;
-  w_.sched().at(at, [this, i, at, self] {
-    auto& ns = nodes_[i];
-    if (w_.failure() || !current(i, self) || ns.tick_due != at)
-      return;
-    ns.tick_due.reset();
-    apply(i, ns.manager->tick(w_.local_now(i)));
-    check();
-  });
+  if (auto due = ns.manager->next_tick())
+    w_.schedule_tick_at(i, *due, ns.tick_due, [this, i, self = ns.self] {
+      if (!current(i, self))
+        return;
+      apply(i, nodes_[i].manager->tick(w_.local_now(i)));
+      check();
+    });
 }
 
 void singleton_layer::deliver(const unique_address& from,

@@ -180,6 +180,15 @@ public:
   /// up, at least 1 ms from now, so a timer that stays due cannot spin).
   timespan global_time_of(size_t i, timestamp local) const;
 
+  /// Runs `fire` when node `i`'s clock reads `due` (a core's next_tick),
+  /// with one pending tick per caller in `pending` (its global time): an
+  /// earlier pending tick stays, a later one is replaced. `fire` runs only
+  /// while no violation was found and `pending` still names its time
+  /// (reset before `fire` runs). `pending` must outlive the run.
+  void schedule_tick_at(size_t i, timestamp due,
+                        std::optional<timespan>& pending,
+                        std::function<void()> fire);
+
   /// Adds a line to the trace.
   void note(std::string line) {
     trace_.add(sched_.now(), std::move(line));
