@@ -168,22 +168,13 @@ void downing_layer::schedule_tick(size_t i) {
   auto& ns = nodes_[i];
   if (!ns.engine)
     return;
-  auto due = ns.engine->next_tick();
-  if (!due)
-    return;
-  auto at = w_.global_time_of(i, *due);
-  if (ns.tick_due && *ns.tick_due <= at && *ns.tick_due >= w_.sched().now())
-    return;
-  ns.tick_due = at;
-  auto self = ns.self;
-  w_.sched().at(at, [this, i, at, self] {
-    auto& ns = nodes_[i];
-    if (w_.failure() || !current(i, self) || ns.tick_due != at)
-      return;
-    ns.tick_due.reset();
-    apply(i, self, ns.engine->tick(w_.local_now(i)));
-    schedule_tick(i);
-  });
+  if (auto due = ns.engine->next_tick())
+    w_.schedule_tick_at(i, *due, ns.tick_due, [this, i, self = ns.self] {
+      if (!current(i, self))
+        return;
+      apply(i, self, nodes_[i].engine->tick(w_.local_now(i)));
+      schedule_tick(i);
+    });
 }
 
 bool downing_layer::lease_free_for(const unique_address& self) const {

@@ -8,6 +8,8 @@
 //   membership_sim --downing keep_majority --seeds 1-1000
 //                                    the split brain resolver scenario
 //   membership_sim --downing lease_majority --seed 7 --downing-bug reversed
+//   membership_sim --singleton --seeds 0-499     the cluster singleton
+//   membership_sim --singleton --lease --seed 3 --singleton-bug reuse_token
 
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,7 @@
 
 #include "troupe/sim/downing_world.hpp"
 #include "troupe/sim/membership_world.hpp"
+#include "troupe/sim/singleton_world.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Runs seeds of troupe's membership simulation"};
@@ -47,7 +50,22 @@ int main(int argc, char** argv) {
     ->check(
       CLI::IsMember({"none", "always_down_unreachable", "reversed",
                      "keep_running_when_downed", "benign_conflict_refused"}));
+  bool singleton = false;
+  troupe::sim::singleton_scenario singleton_options;
+  std::string singleton_bug = "none";
+  auto* singleton_flag = app.add_flag("--singleton", singleton,
+                                      "run the cluster singleton scenario");
+  app.add_flag("--lease", singleton_options.use_lease,
+               "the singleton scenario with a lease");
+  app
+    .add_option("--singleton-bug", singleton_bug,
+                "plant a singleton manager bug: none, skip_hand_over, "
+                "trust_any_done, ignore_lease_lost, reuse_token")
+    ->check(CLI::IsMember({"none", "skip_hand_over", "trust_any_done",
+                           "ignore_lease_lost", "reuse_token"}));
+  singleton_flag->excludes("--downing");
   CLI11_PARSE(app, argc, argv);
+  singleton_options.bug = *troupe::sim::singleton_bug_named(singleton_bug);
   uint64_t first = seed;
   uint64_t last = seed;
   if (!range.empty()) {
@@ -86,8 +104,10 @@ int main(int argc, char** argv) {
   int failures = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (auto s = first; s <= last; ++s) {
-    auto r = downing.empty() ? troupe::sim::run_random_scenario(s, planted)
-                             : troupe::sim::run_downing_scenario(s, scenario);
+    auto r = singleton
+               ? troupe::sim::run_singleton_scenario(s, singleton_options)
+             : downing.empty() ? troupe::sim::run_random_scenario(s, planted)
+                               : troupe::sim::run_downing_scenario(s, scenario);
     if (r.failure) {
       ++failures;
       std::printf("seed %llu (%zu nodes): FAILED %s: %s\n%s\n",

@@ -244,6 +244,17 @@ void membership_world::down_address(size_t by, const unique_address& node) {
   act(by, [&](auto& e, auto t) { return e.down(node, t); });
 }
 
+void membership_world::hold_exit(size_t i, const std::string& holder,
+                                 bool hold) {
+  auto& n = nodes_.at(i);
+  if (!n.alive)
+    return;
+  trace_.add(sched_.now(),
+             fmt::format("{} {} its exit for {}", to_string(address(i)),
+                         hold ? "holds" : "lets go", holder));
+  act(i, [&](auto& e, auto t) { return e.hold_exit(holder, hold, t); });
+}
+
 void membership_world::partition(const std::vector<size_t>& a,
                                  const std::vector<size_t>& b) {
   std::vector<unique_address> xs;
@@ -341,6 +352,22 @@ timespan membership_world::global_time_of(size_t i, timestamp local) const {
     static_cast<int64_t>(static_cast<double>(wait.count()) / n.clock.rate)
     + 1000};
   return sched_.now() + std::max(global_wait, timespan{1ms});
+}
+
+void membership_world::schedule_tick_at(size_t i, timestamp due,
+                                        std::optional<timespan>& pending,
+                                        std::function<void()> fire) {
+  auto at = global_time_of(i, due);
+  if (pending && *pending <= at && *pending >= sched_.now())
+    return;
+  pending = at;
+  auto* p = &pending;
+  sched_.at(at, [this, p, at, fire = std::move(fire)] {
+    if (failure_ || *p != at)
+      return;
+    p->reset();
+    fire();
+  });
 }
 
 void membership_world::schedule_tick(size_t i) {

@@ -134,6 +134,32 @@ TEST_CASE("manager: an exited (not downed) older member needs no margin") {
   CHECK(w['b'].instance_running);
 }
 
+TEST_CASE("manager: an exiting older member removed (or downed and removed) "
+          "while unreachable is cleared only once its take-over retries ran "
+          "out") {
+  // The leader removed it without its exit confirmation, and in its own
+  // view it is exiting, where the resolver ignores it: it may run its
+  // instance on the other side until its take-over retries run out
+  // (singleton sim, seeds 474 and 1110).
+  manager_world w;
+  auto s = fast();
+  w.add('b', s);
+  w.view('b', "a:up:1 b:up:2");
+  w.view('b', "a:exiting:1 b:up:2");
+  w.view('b', "a:exiting:1 b:up:2", "b>a");
+  SECTION("removed from exiting") {}
+  SECTION("downed, then removed") {
+    w.view('b', "a:down:1 b:up:2", "b>a");
+  }
+  w.view('b', "b:up:2");
+  auto bound = s.hand_over_retry_interval * (max_take_over_retries(s) + 1);
+  REQUIRE(bound > s.down_removal_margin);
+  w.advance(bound - 1s);
+  CHECK_FALSE(w['b'].instance_running);
+  w.advance(1s);
+  CHECK(w['b'].instance_running);
+}
+
 TEST_CASE("manager: a stuck hand-over restarts the protocol, logs an error, "
           "and never touches the instance") {
   manager_settings s;

@@ -93,10 +93,13 @@ struct manager_world {
   }
 
   /// Gives `self` the view `specs` (membership fixture notation).
-  const manager_effects& view(char self, std::string_view specs) {
+  /// `observations` marks members unreachable ("a>b": a finds b
+  /// unreachable).
+  const manager_effects& view(char self, std::string_view specs,
+                              std::string_view observations = "") {
     auto& n = nodes.at(self);
     return n.apply(n.engine.on_membership(
-      membership_state{make_gossip(specs), node(self)}, now));
+      membership_state{make_gossip(specs, "", observations), node(self)}, now));
   }
 
   /// Gives every node the same view.

@@ -81,7 +81,20 @@ bool manager_engine::cleared(const older_member& m, timestamp now) const {
     return true;
   if (!m.removed)
     return false;
-  return !m.needs_margin || now >= m.removed_at + settings_.down_removal_margin;
+  return !m.needs_margin || now >= m.removed_at + removal_margin(m);
+}
+
+timespan manager_engine::removal_margin(const older_member& m) const {
+  if (!m.unreachable || !m.seen_leaving)
+    return settings_.down_removal_margin;
+  // A leaving or exiting member removed while unreachable: if it is
+  // exiting in its own view, its split brain resolver ignores it, so only
+  // its own manager stops its instance, after max_take_over_retries
+  // unanswered take_over_from_me (begun before the removal), one more
+  // interval for the stop.
+  auto bound = settings_.hand_over_retry_interval
+               * (max_take_over_retries(settings_) + 1);
+  return std::max(settings_.down_removal_margin, bound);
 }
 
 bool manager_engine::self_gone() const {
@@ -168,20 +181,28 @@ manager_engine::on_membership(const cluster::membership_state& state,
       i = older_.emplace(m.address, older_member{}).first;
     }
     i->second.status = m.status;
+    i->second.unreachable = !g.reachability().is_reachable(m.address);
+    if (m.status == member_status::leaving
+        || m.status == member_status::exiting)
+      i->second.seen_leaving = true;
   }
   for (auto i = older_.begin(); i != older_.end();) {
     auto& [address, m] = *i;
     if (!m.removed && !g.has_member(address)) {
       m.removed = true;
       m.removed_at = now;
-      m.needs_margin = m.status != member_status::exiting;
-      if (m.needs_margin && settings_.down_removal_margin > timespan::zero())
-        log(
-          out, log_level::info,
-          fmt::format("{} was removed from status {}: counting it as gone "
-                      "after the down removal margin of {}",
-                      to_string(address), cluster::to_string(m.status),
-                      runtime::render_duration(settings_.down_removal_margin)));
+      // An exiting member removed while unreachable did not confirm its
+      // exit (the leader removes it as crashed): as if downed.
+      m.needs_margin = m.status != member_status::exiting || m.unreachable;
+      if (m.needs_margin && removal_margin(m) > timespan::zero())
+        log(out, log_level::info,
+            fmt::format("{} was removed from status {}: counting it as gone "
+                        "after the down removal margin of {}",
+                        to_string(address),
+                        m.unreachable ? cluster::to_string(m.status)
+                                          + std::string{" (unreachable)"}
+                                      : cluster::to_string(m.status),
+                        runtime::render_duration(removal_margin(m))));
     }
     if (m.removed && cleared(m, now))
       i = older_.erase(i);
@@ -512,7 +533,7 @@ std::optional<timestamp> manager_engine::next_tick() const {
   }
   for (auto& [address, m] : older_)
     if (m.removed && m.needs_margin && !m.done)
-      consider(m.removed_at + settings_.down_removal_margin);
+      consider(m.removed_at + removal_margin(m));
   return out;
 }
 

@@ -172,7 +172,13 @@ struct manager_counters {
 ///   leaving, exiting or down), is the first candidate, and every member
 ///   ever seen older than itself is cleared: it sent `hand_over_done`, or
 ///   it was removed (a member removed from down or any status other than
-///   exiting only `down_removal_margin` after its removal).
+///   exiting only `down_removal_margin` after its removal; a member seen
+///   leaving or exiting that was unreachable when it was removed (from
+///   exiting or down) only max(down_removal_margin, (max_take_over_retries
+///   + 1) * hand_over_retry_interval) after it: it was removed without its
+///   exit confirmation, it may be exiting in its own view, where the split
+///   brain resolver ignores it, and it may run its instance on the other
+///   side of a partition until its take-over retries run out).
 /// - A new oldest asks every older member that is not cleared and not
 ///   removed (`hand_over_to_me`, every hand_over_retry_interval); after
 ///   max_hand_over_retries unanswered rounds the hand-over is stuck: an
@@ -253,11 +259,17 @@ private:
     cluster::member_status status = cluster::member_status::up;
     bool removed = false;
     bool needs_margin = false;
+    // Unreachable (to any observer) in the last view that had it.
+    bool unreachable = false;
+    // Seen leaving or exiting: it may be exiting in its own view, where
+    // the split brain resolver ignores it.
+    bool seen_leaving = false;
     timestamp removed_at{};
     bool done = false;
   };
 
   bool cleared(const older_member& m, timestamp now) const;
+  timespan removal_margin(const older_member& m) const;
   bool entitled() const;
   bool self_gone() const;
   bool will_never_run() const;

@@ -109,6 +109,10 @@ public:
   /// `by` downs the member `node` (any incarnation).
   void down_address(size_t by, const cluster::unique_address& node);
 
+  /// Holds or lets go node `i`'s exit for `holder`
+  /// (membership_engine::hold_exit); ignored when the node is not alive.
+  void hold_exit(size_t i, const std::string& holder, bool hold);
+
   /// The node at `a`'s host:port, if any.
   std::optional<size_t> index_of(const cluster::unique_address& a) const;
 
@@ -175,6 +179,15 @@ public:
   /// The global time at which node i's local clock reads `local` (rounded
   /// up, at least 1 ms from now, so a timer that stays due cannot spin).
   timespan global_time_of(size_t i, timestamp local) const;
+
+  /// Runs `fire` when node `i`'s clock reads `due` (a core's next_tick),
+  /// with one pending tick per caller in `pending` (its global time): an
+  /// earlier pending tick stays, a later one is replaced. `fire` runs only
+  /// while no violation was found and `pending` still names its time
+  /// (reset before `fire` runs). `pending` must outlive the run.
+  void schedule_tick_at(size_t i, timestamp due,
+                        std::optional<timespan>& pending,
+                        std::function<void()> fire);
 
   /// Adds a line to the trace.
   void note(std::string line) {

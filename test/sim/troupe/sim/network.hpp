@@ -66,6 +66,23 @@ public:
       }
   }
 
+  /// The rule of the link from -> to (healthy when none was set).
+  link_rule rule(const unique_address& from, const unique_address& to) const {
+    auto i = links_.find({key(from), key(to)});
+    return i == links_.end() ? link_rule{} : i->second;
+  }
+
+  /// The link rules of another network over the same nodes: a second kind
+  /// of message (the singleton's hand-over) then crosses the same
+  /// partitions, clogs and drops as the first.
+  using rules_fn
+    = std::function<link_rule(const unique_address&, const unique_address&)>;
+
+  /// Uses `rules` instead of this network's own link rules.
+  void follow(rules_fn rules) {
+    follow_ = std::move(rules);
+  }
+
   /// Every link healthy again; messages in flight still arrive.
   void heal_all() {
     links_.clear();
@@ -76,8 +93,7 @@ public:
   void send(const unique_address& from, const unique_address& to, Message m) {
     ++sent_;
     auto k = std::make_pair(key(from), key(to));
-    auto i = links_.find(k);
-    link_rule rule = i == links_.end() ? link_rule{} : i->second;
+    link_rule rule = follow_ ? follow_(from, to) : this->rule(from, to);
     if (rule.blocked || rng_.chance(loss_) || rng_.chance(rule.drop)) {
       ++lost_;
       return;
@@ -118,6 +134,7 @@ private:
   timespan min_delay_{std::chrono::milliseconds{1}};
   timespan max_delay_{std::chrono::milliseconds{10}};
   double loss_ = 0.0;
+  rules_fn follow_;
   std::map<std::pair<addr_key, addr_key>, link_rule> links_;
   std::map<std::pair<addr_key, addr_key>, timespan> last_arrival_;
   uint64_t sent_ = 0;
