@@ -15,7 +15,8 @@
 //    (A->B), hand_over_to_me (B->A), hand_over_done (A->B): 1.5 round trips,
 //    timed raw in the same run as a remoting ping-pong between the same two
 //    nodes (200 round trips, mean), plus the instance's stop time (its stop
-//    request to its termination, from the instance's own stamps).
+//    request to its termination, from the instance's own stamps). Run with
+//    CAF's default scheduler and with moderate-sleep 0us (DESIGN.md §10).
 // 2. Crash with a lease. Three cluster_node processes with the file lease
 //    (ttl 5s, renewal 1s), keep_majority with stable_after 2s; kill -9 of
 //    the oldest; the time to the instance's start on its successor, read
@@ -148,9 +149,13 @@ caf::behavior exit_stamper(caf::event_based_actor* self,
 // -- in-process nodes
 // -----------------------------------------------------------
 
+/// CAF's default scheduler, or with `tuned` its moderate sleep at 0us
+/// (caf-notes.md §9; DESIGN.md §10: latency figures in both).
 struct node_config : test::real_node::config {
-  node_config() : test::real_node::config(false) {
+  explicit node_config(bool tuned) : test::real_node::config(false) {
     singleton::add_singleton_types(*this);
+    if (tuned)
+      set("work-stealing.moderate-sleep-duration", caf::timespan{0});
   }
 };
 
@@ -159,6 +164,8 @@ struct node_config : test::real_node::config {
 /// Members in this order: the hook's log outlives the actor system.
 struct bench_node {
   test::shutdown_log stops;
+  explicit bench_node(bool tuned) : cfg(tuned) {}
+
   node_config cfg;
   caf::actor_system sys{cfg};
   cluster::remoting_handle remoting;
@@ -186,8 +193,8 @@ struct bench_node {
 };
 
 std::unique_ptr<bench_node> start_node(std::optional<cluster::endpoint> seed,
-                                       std::shared_ptr<stamps> st) {
-  auto x = std::make_unique<bench_node>();
+                                       std::shared_ptr<stamps> st, bool tuned) {
+  auto x = std::make_unique<bench_node>(tuned);
   auto r = cluster::remoting_handle::start(x->sys,
                                            test::tcp_factory(test::loopback()));
   if (!r)
@@ -223,13 +230,13 @@ std::unique_ptr<bench_node> start_node(std::optional<cluster::endpoint> seed,
 
 /// Two nodes, A founding and B joining, both up; the instance on A.
 std::pair<std::unique_ptr<bench_node>, std::unique_ptr<bench_node>>
-start_pair(const std::shared_ptr<stamps>& st) {
-  auto a = start_node(std::nullopt, st);
+start_pair(const std::shared_ptr<stamps>& st, bool tuned) {
+  auto a = start_node(std::nullopt, st, tuned);
   if (!test::eventually(
         [&] { return st->with([](stamps& s) { return !s.starts.empty(); }); },
         20s))
     fail("no instance on the founding node within 20s");
-  auto b = start_node(a->ep(), st);
+  auto b = start_node(a->ep(), st, tuned);
   auto up = [](bench_node& x) {
     auto s = x.handle.state();
     return s && test::all_up(*s, 2);
@@ -303,9 +310,9 @@ struct handover_result {
   double stop = 0;
 };
 
-handover_result run_handover() {
+handover_result run_handover(bool tuned) {
   auto st = std::make_shared<stamps>();
-  auto [a, b] = start_pair(st);
+  auto [a, b] = start_pair(st, tuned);
   auto rtt = round_trip(*a, *b, 200);
   for (auto* x : {a.get(), b.get()}) {
     auto sub = x->sys.spawn(exit_stamper, st, a->addr());
@@ -345,7 +352,7 @@ struct proxy_result {
 
 proxy_result run_proxy(uint64_t n, int passes) {
   auto st = std::make_shared<stamps>();
-  auto [a, b] = start_pair(st);
+  auto [a, b] = start_pair(st, false);
   auto knows = [&] {
     caf::scoped_actor self{b->sys};
     bool result = false;
@@ -402,21 +409,6 @@ struct crash_result {
   double remaining_ttl = 0;
 };
 
-/// The largest `expires_at_ns` in the record files of `dir` (0: none).
-uint64_t lease_expiry_ns(const std::filesystem::path& dir) {
-  uint64_t result = 0;
-  for (auto& f : std::filesystem::directory_iterator{dir}) {
-    std::ifstream in{f.path()};
-    for (std::string key; in >> key;)
-      if (key == "expires_at_ns") {
-        uint64_t v = 0;
-        in >> v;
-        result = std::max(result, v);
-      }
-  }
-  return result;
-}
-
 /// A fresh directory under /tmp, removed on destruction.
 struct scratch_dir {
   std::filesystem::path path;
@@ -471,7 +463,7 @@ crash_result run_crash() {
     fail("the first instance runs on no known process: " + first.node);
   auto kill_ns = test::monotonic_ns();
   ps[victim]->signal(SIGKILL);
-  auto expiry = lease_expiry_ns(leases);
+  auto expiry = test::lease_expiry_ns(leases);
   auto successor = [&]() -> std::optional<test::instance_window> {
     for (auto& w : windows())
       if (w.node != first.node)
@@ -524,25 +516,30 @@ int main(int argc, char** argv) {
   if (!verbose)
     runtime::set_log_level(runtime::log_level::warning);
 
-  std::printf("1. graceful hand-over, 2 nodes on loopback TCP (floor: 1.5 "
-              "remoting round trips + the instance's stop)\n");
-  std::printf("%4s %9s %9s %9s %9s %9s %9s\n", "run", "leave", "handover",
-              "rtt", "stop", "floor", "ho/floor");
-  std::vector<double> ho_ratios, leaves;
-  for (size_t i = 0; i < runs; ++i) {
-    auto r = run_handover();
-    ho_ratios.push_back(r.handover / r.floor);
-    leaves.push_back(r.leave);
-    std::printf("%4zu %8.3fs %8.4fs %7.1fus %7.1fus %7.1fus %9.1f\n", i + 1,
-                r.leave, r.handover, r.rtt * 1e6, r.stop * 1e6, r.floor * 1e6,
-                ho_ratios.back());
-    std::fflush(stdout);
+  for (bool tuned : {false, true}) {
+    std::printf("1. graceful hand-over, 2 nodes on loopback TCP, %s "
+                "scheduler (floor: 1.5 remoting round trips + the instance's "
+                "stop)\n",
+                tuned ? "tuned (moderate-sleep 0us)"
+                      : "CAF default (moderate-sleep 50us)");
+    std::printf("%4s %9s %9s %9s %9s %9s %9s\n", "run", "leave", "handover",
+                "rtt", "stop", "floor", "ho/floor");
+    std::vector<double> ho_ratios, leaves;
+    for (size_t i = 0; i < runs; ++i) {
+      auto r = run_handover(tuned);
+      ho_ratios.push_back(r.handover / r.floor);
+      leaves.push_back(r.leave);
+      std::printf("%4zu %8.3fs %8.4fs %7.1fus %7.1fus %7.1fus %9.1f\n", i + 1,
+                  r.leave, r.handover, r.rtt * 1e6, r.stop * 1e6, r.floor * 1e6,
+                  ho_ratios.back());
+      std::fflush(stdout);
+    }
+    std::printf("hand-over / floor: median %.1f, min %.1f; leave to start: "
+                "median %.3fs\n\n",
+                median(ho_ratios),
+                *std::min_element(ho_ratios.begin(), ho_ratios.end()),
+                median(leaves));
   }
-  std::printf("hand-over / floor: median %.1f, min %.1f; leave to start: "
-              "median %.3fs\n\n",
-              median(ho_ratios),
-              *std::min_element(ho_ratios.begin(), ho_ratios.end()),
-              median(leaves));
 
   auto ms = test::short_settings();
   auto& fd = ms.failure_detector;

@@ -63,8 +63,9 @@
 //                        (incarnation and token are 0 on client lines).
 // Signals besides SIGTERM/SIGINT: SIGUSR1 makes the node leave the cluster
 // gracefully (it stops once removed); SIGUSR2 starts the proxy client (a
-// numbered uint64_t through the proxy every 10 ms, journaled as send), and
-// a second SIGUSR2 stops it (client_done).
+// numbered uint64_t through the proxy every 10 ms, journaled as send; the
+// numbers start after port x 1,000,000, so that the clients of several nodes
+// never send the same number), and a second SIGUSR2 stops it (client_done).
 
 #include <atomic>
 #include <cstdio>
@@ -307,8 +308,9 @@ caf::behavior singleton_instance(caf::event_based_actor* self,
 class proxy_client {
 public:
   proxy_client(caf::actor_system& sys, singleton::singleton_proxy proxy,
-               std::string node)
-    : self_(sys), proxy_(std::move(proxy)), node_(std::move(node)) {}
+               const runtime::unique_address& node)
+    : self_(sys), proxy_(std::move(proxy)), node_(runtime::to_string(node)),
+      seq_(uint64_t{node.port} * 1'000'000) {}
 
   void send_next() {
     std::string target = "none";
@@ -334,7 +336,7 @@ private:
   caf::scoped_actor self_;
   singleton::singleton_proxy proxy_;
   std::string node_;
-  uint64_t seq_ = 0;
+  uint64_t seq_;
 };
 
 } // namespace
@@ -428,8 +430,7 @@ int main(int argc, char** argv) {
         client->done();
         client.reset();
       } else {
-        client.emplace((*node)->system(), *proxy,
-                       runtime::to_string(remoting->local_address()));
+        client.emplace((*node)->system(), *proxy, remoting->local_address());
       }
     }
     if (client) {

@@ -59,6 +59,22 @@ inline uint64_t monotonic_ns() {
          + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+/// The largest `expires_at_ns` (CLOCK_MONOTONIC ns, the time the holder's
+/// record expires) in the file lease's record files in `dir` (0: none).
+uint64_t lease_expiry_ns(const std::filesystem::path& dir) {
+  uint64_t result = 0;
+  for (auto& f : std::filesystem::directory_iterator{dir}) {
+    std::ifstream in{f.path()};
+    for (std::string key; in >> key;)
+      if (key == "expires_at_ns") {
+        uint64_t v = 0;
+        in >> v;
+        result = std::max(result, v);
+      }
+  }
+  return result;
+}
+
 /// One journal line: `<kind> <node> <incarnation> <token> <ns> <seq>
 /// [<target>]`.
 struct journal_entry {
@@ -193,10 +209,12 @@ struct delivery_report {
   size_t reordered = 0;
 };
 
-/// Judges the client's sends against the receipts of the instances `old`
-/// and `next` (consecutive; their windows as `j` shows them now, so stale
-/// copies taken earlier will do).
+/// Judges the sends of the client on node `client` against the receipts of
+/// the instances `old` and `next` (consecutive; their windows as `j` shows
+/// them now, so stale copies taken earlier will do). The clients' numbers
+/// never collide (cluster_node.cpp), so receipts need no sender.
 inline delivery_report judge_delivery(const std::vector<journal_entry>& j,
+                                      const std::string& client,
                                       instance_window old,
                                       instance_window next) {
   for (auto& w : instance_windows(j)) {
@@ -208,7 +226,15 @@ inline delivery_report judge_delivery(const std::vector<journal_entry>& j,
   std::map<uint64_t, std::vector<journal_entry>> recv;
   uint64_t last_at_next = 0;
   delivery_report r;
+  auto sent = entries(j, "send");
+  std::erase_if(sent, [&](const auto& e) { return e.node != client; });
+  if (sent.empty())
+    return {};
+  auto first_seq = sent.front().seq;
+  auto last_seq = sent.back().seq;
   for (const auto& e : entries(j, "recv")) {
+    if (e.seq < first_seq || e.seq > last_seq)
+      continue; // another client's
     recv[e.seq].push_back(e);
     if (e.node == next.node && e.incarnation == next.incarnation) {
       if (e.seq < last_at_next)
@@ -217,7 +243,7 @@ inline delivery_report judge_delivery(const std::vector<journal_entry>& j,
     }
   }
   auto old_stop = old.stop_ns.value_or(old.last_ns);
-  for (const auto& s : entries(j, "send")) {
+  for (const auto& s : sent) {
     auto& got = recv[s.seq];
     if (got.size() > 1)
       ++r.duplicates;
