@@ -36,10 +36,38 @@
 // problem on a bad flag or configuration. Asks for SIGKILL when its parent
 // dies.
 //
-// Usage: cluster_node [--report_interval=DURATION] [--key=value ...]
-//   --report_interval  a tool flag (not a configuration key), e.g. 1s or
-//                      500ms; default: no stats lines.
+// Usage: cluster_node [--report_interval=DURATION] [--singleton=NAME]
+//                     [--singleton_journal=PATH] [--key=value ...]
+//   --report_interval    a tool flag (not a configuration key), e.g. 1s or
+//                        500ms; default: no stats lines.
+//   --singleton          starts a singleton manager and a proxy for NAME
+//                        (singleton.* and, with singleton.use_lease, lease.*
+//                        keys) after the resolver; the instance prints
+//                          event singleton_started <incarnation> <token>
+//                          event singleton_stopped <incarnation>
+//   --singleton_journal  the oracle's shared file (DESIGN.md §10), appended
+//                        with O_APPEND, one write(2) per line:
+//                          <kind> <node> <incarnation> <token> <ns> <seq>
+//                        ns is CLOCK_MONOTONIC (one clock for every process
+//                        of the host); kinds:
+//                          start, stop     the instance's life (stop from
+//                                          its exit handler, before it
+//                                          terminates)
+//                          effect          every 50 ms while it runs, only
+//                                          after ctx.lease_alive() said yes
+//                          recv <seq>      a client message it received
+//                          send <seq> <target>  the client sent <seq> to the
+//                                          proxy, which then knew <target>
+//                                          (an address, or none)
+//                          client_done <seq>    the client's last <seq>
+//                        (incarnation and token are 0 on client lines).
+// Signals besides SIGTERM/SIGINT: SIGUSR1 makes the node leave the cluster
+// gracefully (it stops once removed); SIGUSR2 starts the proxy client (a
+// numbered uint64_t through the proxy every 10 ms, journaled as send; the
+// numbers start after port x 1,000,000, so that the clients of several nodes
+// never send the same number), and a second SIGUSR2 stops it (client_done).
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -48,11 +76,16 @@
 #include <variant>
 #include <vector>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
 #include <fmt/format.h>
 
 #include "troupe/cluster/caf_glue.hpp"
@@ -66,12 +99,16 @@
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/node.hpp"
 #include "troupe/runtime/stop_signal.hpp"
+#include "troupe/singleton/caf_glue.hpp"
+#include "troupe/singleton/singleton.hpp"
 
 using namespace troupe;
 
 namespace {
 
 constexpr std::string_view report_flag = "--report_interval=";
+constexpr std::string_view singleton_flag = "--singleton=";
+constexpr std::string_view journal_flag = "--singleton_journal=";
 
 /// Writes `text` and a newline with one write(2), under a lock: the
 /// subscriber's thread and main's never interleave within a line.
@@ -169,15 +206,161 @@ std::string stats_line(const cluster::transport_metrics& m) {
                      m.total.messages_out);
 }
 
+// ---- the singleton and its oracle -----------------------------------------
+
+using effect_atom = caf::atom_constant<caf::atom("effect")>;
+
+/// SIGUSR1 (leave) and SIGUSR2 (client start/stop) counts.
+std::atomic<int> leave_signals{0};
+std::atomic<int> client_signals{0};
+
+extern "C" void on_user_signal(int sig) {
+  if (sig == SIGUSR1)
+    leave_signals.fetch_add(1);
+  else
+    client_signals.fetch_add(1);
+}
+
+void install_user_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_user_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGUSR1, &sa, nullptr);
+  ::sigaction(SIGUSR2, &sa, nullptr);
+}
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u
+         + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+/// The shared journal (see the file comment): one write(2) per line on an
+/// O_APPEND descriptor, so lines of several processes never interleave.
+/// Without a path, writes nothing.
+class journal {
+public:
+  bool open(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return fd_ >= 0;
+  }
+
+  void write(std::string_view kind, const std::string& node,
+             uint64_t incarnation, uint64_t token, uint64_t seq = 0,
+             std::string_view target = {}) const {
+    if (fd_ < 0)
+      return;
+    auto line = fmt::format("{} {} {} {} {} {}", kind, node, incarnation, token,
+                            monotonic_ns(), seq);
+    if (!target.empty())
+      line += fmt::format(" {}", target);
+    line += '\n';
+    [[maybe_unused]] auto n = ::write(fd_, line.data(), line.size());
+  }
+
+private:
+  int fd_ = -1;
+};
+
+journal the_journal;
+
+/// The singleton instance: journals its start, an effect every 50 ms while
+/// its lease is alive, every client message, and its stop (from the exit
+/// handler, i.e. before the manager sees it terminate).
+caf::behavior singleton_instance(caf::event_based_actor* self,
+                                 const singleton::instance_context& ctx) {
+  auto node = runtime::to_string(ctx.node);
+  auto inc = ctx.incarnation;
+  auto token = ctx.fencing_token;
+  auto stopped = std::make_shared<bool>(false);
+  auto stop = [=] {
+    if (*stopped)
+      return;
+    *stopped = true;
+    the_journal.write("stop", node, inc, token);
+    say(fmt::format("event singleton_stopped {}", inc));
+  };
+  the_journal.write("start", node, inc, token);
+  say(fmt::format("event singleton_started {} {}", inc, token));
+  self->set_exit_handler([=](caf::exit_msg& m) {
+    stop();
+    self->quit(m.reason);
+  });
+  self->attach_functor(stop);
+  self->send(self, effect_atom::value);
+  auto alive = ctx.check_alive;
+  return {
+    [=](effect_atom) {
+      if (!alive || alive())
+        the_journal.write("effect", node, inc, token);
+      self->delayed_send(self, std::chrono::milliseconds{50},
+                         effect_atom::value);
+    },
+    [=](const cluster::remote_ref&, uint64_t seq) {
+      the_journal.write("recv", node, inc, token, seq);
+    },
+  };
+}
+
+/// The proxy client of SIGUSR2: sends the next number through the proxy,
+/// journaling the target the proxy knew just before.
+class proxy_client {
+public:
+  proxy_client(caf::actor_system& sys, singleton::singleton_proxy proxy,
+               const runtime::unique_address& node)
+    : self_(sys), proxy_(std::move(proxy)), node_(runtime::to_string(node)),
+      seq_(uint64_t{node.port} * 1'000'000) {}
+
+  void send_next() {
+    std::string target = "none";
+    self_
+      ->request(proxy_.actor(), std::chrono::seconds{1},
+                singleton::status_atom::value)
+      .receive(
+        [&](const singleton::proxy_status& st) {
+          if (st.target.is_addressable())
+            target = runtime::to_string(st.target.node);
+        },
+        [&](const caf::error&) { target = "unknown"; });
+    ++seq_;
+    the_journal.write("send", node_, 0, 0, seq_, target);
+    proxy_.tell(seq_);
+  }
+
+  void done() const {
+    the_journal.write("client_done", node_, 0, 0, seq_);
+  }
+
+private:
+  caf::scoped_actor self_;
+  singleton::singleton_proxy proxy_;
+  std::string node_;
+  uint64_t seq_;
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   runtime::install_stop_signal_handlers();
+  install_user_signal_handlers();
   std::optional<runtime::timespan> report_interval;
+  std::string singleton_name;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg{argv[i]};
+    if (arg.rfind(singleton_flag, 0) == 0) {
+      singleton_name = arg.substr(singleton_flag.size());
+      continue;
+    }
+    if (arg.rfind(journal_flag, 0) == 0) {
+      auto path = std::string{arg.substr(journal_flag.size())};
+      if (!the_journal.open(path))
+        return fail(fmt::format("bad --singleton_journal: cannot open {}: {}",
+                                path, std::strerror(errno)));
+      continue;
+    }
     if (arg.rfind(report_flag, 0) != 0) {
       args.emplace_back(arg);
       continue;
@@ -192,7 +375,7 @@ int main(int argc, char** argv) {
   }
   runtime::node_options opts;
   opts.modules = {lease::lease_module(), cluster::cluster_module(),
-                  downing::downing_module()};
+                  downing::downing_module(), singleton::singleton_module()};
   opts.sources = runtime::sources_from_process(args, nullptr);
   auto node = runtime::node::start(std::move(opts));
   if (!node)
@@ -213,6 +396,22 @@ int main(int argc, char** argv) {
   auto resolver = downing::downing_handle::start(**node, *members);
   if (!resolver)
     return fail(resolver.error().message);
+  // The singleton's manager and proxy, as a service would start them.
+  std::optional<singleton::singleton_proxy> proxy;
+  if (!singleton_name.empty()) {
+    auto manager = singleton::singleton_manager::start(
+      **node, *members, *remoting, singleton_name, singleton_instance);
+    if (!manager)
+      return fail(manager.error().message);
+    auto p = singleton::singleton_proxy::start(**node, *members, *remoting,
+                                               singleton_name);
+    if (!p)
+      return fail(p.error().message);
+    proxy = *p;
+  }
+  std::optional<proxy_client> client;
+  int leaves_seen = 0;
+  int client_toggles_seen = 0;
   auto subscriber = (*node)->system().spawn(printer);
   members->subscribe(subscriber);
   (*node)->stop_on_shutdown(caf::actor_cast<caf::strong_actor_ptr>(subscriber));
@@ -220,6 +419,24 @@ int main(int argc, char** argv) {
                      + report_interval.value_or(runtime::timespan{0});
   while (!runtime::stop_requested()) {
     runtime::timespan nap = std::chrono::milliseconds{100};
+    if (auto n = leave_signals.load(); n != leaves_seen) {
+      leaves_seen = n;
+      say("leaving");
+      members->leave(remoting->local_address());
+    }
+    if (auto n = client_signals.load(); n != client_toggles_seen && proxy) {
+      client_toggles_seen = n;
+      if (client) {
+        client->done();
+        client.reset();
+      } else {
+        client.emplace((*node)->system(), *proxy, remoting->local_address());
+      }
+    }
+    if (client) {
+      client->send_next();
+      nap = std::chrono::milliseconds{10};
+    }
     if (report_interval) {
       auto now = std::chrono::steady_clock::now();
       if (now >= next_report) {
@@ -233,6 +450,7 @@ int main(int argc, char** argv) {
     }
     runtime::sleep_unless_stopped(nap);
   }
+  client.reset();
   say("stopping");
   (*node)->shutdown();
   say("stopped");

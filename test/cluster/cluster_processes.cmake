@@ -1,10 +1,11 @@
 # ---- Membership across processes ---------------------------------------------
 # cluster_node: one node per process, printing its membership events (and,
 # with --report_interval, the transport's counters). The multi-process tests
-# run three; the cluster benchmark reads its lines too.
+# run three (the singleton's with --singleton); the cluster benchmark reads
+# its lines too.
 add_executable(cluster_node cluster_node.cpp)
 target_link_libraries(cluster_node PRIVATE troupe_cluster troupe_downing
-  troupe_lease)
+  troupe_lease troupe_singleton)
 troupe_warnings(cluster_node)
 
 # Three processes on loopback; one frozen with SIGSTOP and resumed.
