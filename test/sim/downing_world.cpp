@@ -278,22 +278,8 @@ std::optional<violation> downing_layer::check_one_side() const {
 scenario_result run_downing_scenario(uint64_t seed,
                                      const downing_scenario& options) {
   downing_layer* layer = nullptr;
-  world_settings ws;
+  auto ws = resolver_world_settings(layer);
   ws.keep_running_when_downed = options.keep_running_when_downed;
-  // stable_after must exceed failure detection plus dissemination: the
-  // default detector (heartbeat 1 s, pause 3 s) takes about 4.7 s to mark
-  // a node unreachable, longer than the short stable_after of this
-  // scenario, and a node that decides before its own detector fired downs
-  // the majority on a stale view (seed 1 with the defaults). A faster
-  // detector keeps Akka's ratio (stable_after 7 s for 5 nodes against
-  // about 4.7 s of detection) with 3-5 s.
-  ws.membership.failure_detector.heartbeat_interval = 250ms;
-  ws.membership.failure_detector.acceptable_heartbeat_pause = 750ms;
-  ws.membership.failure_detector.expected_response_after = 250ms;
-  ws.after_step = [&layer](size_t i) {
-    if (layer != nullptr)
-      layer->after_step(i);
-  };
   membership_world w{seed, ws};
   auto& r = w.random();
   auto& s = w.sched();

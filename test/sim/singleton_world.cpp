@@ -546,19 +546,11 @@ std::optional<manager_bug> singleton_bug_named(const std::string& name) {
 scenario_result run_singleton_scenario(uint64_t seed,
                                        const singleton_scenario& options) {
   singleton_layer* layer = nullptr;
-  world_settings ws;
+  auto ws = resolver_world_settings(layer);
   ws.trace = options.trace;
   // The membership simulation checks the membership; here its checkers
   // would only slow the sweep down.
   ws.checkers = false;
-  // The downing scenario's fast detector (stable_after 3-5 s).
-  ws.membership.failure_detector.heartbeat_interval = 250ms;
-  ws.membership.failure_detector.acceptable_heartbeat_pause = 750ms;
-  ws.membership.failure_detector.expected_response_after = 250ms;
-  ws.after_step = [&layer](size_t i) {
-    if (layer != nullptr)
-      layer->after_step(i);
-  };
   membership_world w{seed, ws};
   auto& r = w.random();
   auto& s = w.sched();

@@ -23,17 +23,6 @@ runtime::error invalid(std::string what) {
   return runtime::make_error(errc::invalid_settings, std::move(what));
 }
 
-void add_key(runtime::config_schema& schema, std::string name, config_type type,
-             std::string default_value, std::string description) {
-  auto key = runtime::make_config_key(
-    std::move(name), type, std::move(default_value), std::move(description));
-  if (type == config_type::integer)
-    key.min_integer = 0;
-  if (type == config_type::duration)
-    key.min_duration = timespan{0};
-  schema.add(std::move(key));
-}
-
 runtime::expected<strategy> strategy_from_config(const runtime::config& cfg,
                                                  std::string_view name) {
   auto text
@@ -178,50 +167,59 @@ void declare_downing_config(runtime::config_schema& schema) {
   names.allowed = {"keep_majority",  "static_quorum", "keep_oldest", "down_all",
                    "lease_majority", "keep_referee",  "off"};
   schema.add(std::move(names));
-  add_key(schema, "downing.stable_after", config_type::duration, "20s",
-          "Decide only after membership and reachability have not changed "
-          "for this long; size it by cluster size (docs/design/downing.md).");
-  add_key(schema, "downing.down_all_when_unstable", config_type::string, "on",
-          "Down all when no decision was made within stable_after plus "
-          "this of the first reachability change: on (3/4 of stable_after, "
-          "at least 4s), off, or a duration.");
-  add_key(schema, "downing.keep_majority.role", config_type::string, "",
-          "keep_majority counts only members with this role (empty: all).");
-  add_key(schema, "downing.static_quorum.quorum_size", config_type::integer,
-          "0",
-          "static_quorum: the side with at least this many members survives; "
-          "required (at least 1) for static_quorum.");
-  add_key(schema, "downing.static_quorum.role", config_type::string, "",
-          "static_quorum counts only members with this role (empty: all).");
-  add_key(schema, "downing.keep_oldest.down_if_alone", config_type::boolean,
-          "true",
-          "keep_oldest: an oldest member alone against two or more others "
-          "downs itself instead.");
-  add_key(schema, "downing.keep_oldest.role", config_type::string, "",
-          "keep_oldest: the oldest among members with this role (empty: "
-          "all).");
-  add_key(schema, "downing.lease_majority.role", config_type::string, "",
-          "lease_majority counts only members with this role for the "
-          "minority delay (empty: all).");
-  add_key(
+  runtime::add_non_negative_key(
+    schema, "downing.stable_after", config_type::duration, "20s",
+    "Decide only after membership and reachability have not changed "
+    "for this long; size it by cluster size (docs/design/downing.md).");
+  runtime::add_non_negative_key(
+    schema, "downing.down_all_when_unstable", config_type::string, "on",
+    "Down all when no decision was made within stable_after plus "
+    "this of the first reachability change: on (3/4 of stable_after, "
+    "at least 4s), off, or a duration.");
+  runtime::add_non_negative_key(
+    schema, "downing.keep_majority.role", config_type::string, "",
+    "keep_majority counts only members with this role (empty: all).");
+  runtime::add_non_negative_key(
+    schema, "downing.static_quorum.quorum_size", config_type::integer, "0",
+    "static_quorum: the side with at least this many members survives; "
+    "required (at least 1) for static_quorum.");
+  runtime::add_non_negative_key(
+    schema, "downing.static_quorum.role", config_type::string, "",
+    "static_quorum counts only members with this role (empty: all).");
+  runtime::add_non_negative_key(
+    schema, "downing.keep_oldest.down_if_alone", config_type::boolean, "true",
+    "keep_oldest: an oldest member alone against two or more others "
+    "downs itself instead.");
+  runtime::add_non_negative_key(
+    schema, "downing.keep_oldest.role", config_type::string, "",
+    "keep_oldest: the oldest among members with this role (empty: "
+    "all).");
+  runtime::add_non_negative_key(
+    schema, "downing.lease_majority.role", config_type::string, "",
+    "lease_majority counts only members with this role for the "
+    "minority delay (empty: all).");
+  runtime::add_non_negative_key(
     schema, "downing.lease_majority.lease_name", config_type::string, "",
     "lease_majority: the lease's name (empty: <cluster name>-troupe-sbr).");
-  add_key(schema, "downing.lease_majority.acquire_lease_delay_for_minority",
-          config_type::duration, "2s",
-          "lease_majority: the minority side waits this long before trying "
-          "to acquire the lease.");
-  add_key(schema, "downing.lease_majority.release_after", config_type::duration,
-          "40s",
-          "lease_majority: the holder releases the lease this long after "
-          "the downed members were removed.");
-  add_key(schema, "downing.keep_referee.referee_address", config_type::string,
-          "",
-          "keep_referee: host:port of the referee node; required for "
-          "keep_referee.");
-  add_key(schema, "downing.keep_referee.down_all_if_less_than_nodes",
-          config_type::integer, "1",
-          "keep_referee: down all when the referee's side has fewer members "
-          "than this.");
+  runtime::add_non_negative_key(
+    schema, "downing.lease_majority.acquire_lease_delay_for_minority",
+    config_type::duration, "2s",
+    "lease_majority: the minority side waits this long before trying "
+    "to acquire the lease.");
+  runtime::add_non_negative_key(
+    schema, "downing.lease_majority.release_after", config_type::duration,
+    "40s",
+    "lease_majority: the holder releases the lease this long after "
+    "the downed members were removed.");
+  runtime::add_non_negative_key(
+    schema, "downing.keep_referee.referee_address", config_type::string, "",
+    "keep_referee: host:port of the referee node; required for "
+    "keep_referee.");
+  runtime::add_non_negative_key(
+    schema, "downing.keep_referee.down_all_if_less_than_nodes",
+    config_type::integer, "1",
+    "keep_referee: down all when the referee's side has fewer members "
+    "than this.");
 }
 
 runtime::expected<downing_settings>

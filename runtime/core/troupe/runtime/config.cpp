@@ -592,4 +592,16 @@ config_key make_config_key(std::string name, config_type type,
   return key;
 }
 
+void add_non_negative_key(config_schema& schema, std::string name,
+                          config_type type, std::string default_value,
+                          std::string description) {
+  auto key = make_config_key(std::move(name), type, std::move(default_value),
+                             std::move(description));
+  if (type == config_type::integer)
+    key.min_integer = 0;
+  if (type == config_type::duration)
+    key.min_duration = timespan{0};
+  schema.add(std::move(key));
+}
+
 } // namespace troupe::runtime

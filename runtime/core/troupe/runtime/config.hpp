@@ -109,6 +109,13 @@ private:
   std::map<std::string, config_key, std::less<>> keys_;
 };
 
+/// Declares in `schema` a key whose integer or duration value must not be
+/// negative (the usual bound of a module's counts and intervals; rules
+/// beyond it belong to the module's validator).
+void add_non_negative_key(config_schema& schema, std::string name,
+                          config_type type, std::string default_value,
+                          std::string description);
+
 /// Where a value came from: "default", "file /etc/troupe.toml",
 /// "env TROUPE_LEASE__TTL", "flag --lease.ttl" or "set by code".
 struct config_origin {

@@ -30,17 +30,6 @@ runtime::error check_positive(std::string_view key, timespan value) {
   return {};
 }
 
-void add_key(runtime::config_schema& schema, std::string name, config_type type,
-             std::string default_value, std::string description) {
-  auto key = runtime::make_config_key(
-    std::move(name), type, std::move(default_value), std::move(description));
-  if (type == config_type::integer)
-    key.min_integer = 0;
-  if (type == config_type::duration)
-    key.min_duration = timespan{0};
-  schema.add(std::move(key));
-}
-
 } // namespace
 
 int max_hand_over_retries(const manager_settings& s) noexcept {
@@ -98,42 +87,53 @@ runtime::error validate(const proxy_settings& s) {
 }
 
 void declare_singleton_config(runtime::config_schema& schema) {
-  add_key(schema, "singleton.role", config_type::string, "",
-          "Only members with this role host singletons (empty: all).");
-  add_key(schema, "singleton.hand_over_retry_interval", config_type::duration,
-          "1s",
-          "How often a new oldest repeats hand_over_to_me and an old oldest "
-          "take_over_from_me.");
-  add_key(schema, "singleton.min_number_of_hand_over_retries",
-          config_type::integer, "15",
-          "Unanswered hand-over rounds before the hand-over is declared "
-          "stuck (at least down_removal_margin / interval + 3).");
-  add_key(schema, "singleton.use_lease", config_type::boolean, "false",
-          "Acquire the singleton's lease (lease.* settings) before starting "
-          "an instance; stop the instance when the lease is lost.");
-  add_key(schema, "singleton.lease_name", config_type::string, "",
-          "The singleton's lease name (empty: <cluster name>-singleton-"
-          "<singleton name>).");
-  add_key(schema, "singleton.lease_retry_interval", config_type::duration, "5s",
-          "How often an oldest that was refused the lease asks again.");
-  add_key(schema, "singleton.down_removal_margin", config_type::string, "auto",
-          "How long after a downed older member was removed the new oldest "
-          "still waits: auto (0 with use_lease, else downing.stable_after) "
-          "or a duration.");
-  add_key(schema, "singleton.restart_on_stop", config_type::boolean, "true",
-          "Restart an instance that stopped by itself, with backoff.");
-  add_key(schema, "singleton.restart_min_backoff", config_type::duration, "1s",
-          "The first restart's delay; doubles per restart.");
-  add_key(schema, "singleton.restart_max_backoff", config_type::duration, "30s",
-          "The longest restart delay; an instance that ran this long resets "
-          "the backoff.");
-  add_key(schema, "singleton.proxy.identification_interval",
-          config_type::duration, "1s",
-          "How often a proxy asks for the instance while it does not know "
-          "it.");
-  add_key(schema, "singleton.proxy.buffer_size", config_type::integer, "1000",
-          "Messages a proxy keeps while the instance is unknown; when full "
-          "the oldest is dropped and counted.");
+  runtime::add_non_negative_key(
+    schema, "singleton.role", config_type::string, "",
+    "Only members with this role host singletons (empty: all).");
+  runtime::add_non_negative_key(
+    schema, "singleton.hand_over_retry_interval", config_type::duration, "1s",
+    "How often a new oldest repeats hand_over_to_me and an old oldest "
+    "take_over_from_me.");
+  runtime::add_non_negative_key(
+    schema, "singleton.min_number_of_hand_over_retries", config_type::integer,
+    "15",
+    "Unanswered hand-over rounds before the hand-over is declared "
+    "stuck (at least down_removal_margin / interval + 3).");
+  runtime::add_non_negative_key(
+    schema, "singleton.use_lease", config_type::boolean, "false",
+    "Acquire the singleton's lease (lease.* settings) before starting "
+    "an instance; stop the instance when the lease is lost.");
+  runtime::add_non_negative_key(
+    schema, "singleton.lease_name", config_type::string, "",
+    "The singleton's lease name (empty: <cluster name>-singleton-"
+    "<singleton name>).");
+  runtime::add_non_negative_key(
+    schema, "singleton.lease_retry_interval", config_type::duration, "5s",
+    "How often an oldest that was refused the lease asks again.");
+  runtime::add_non_negative_key(
+    schema, "singleton.down_removal_margin", config_type::string, "auto",
+    "How long after a downed older member was removed the new oldest "
+    "still waits: auto (0 with use_lease, else downing.stable_after) "
+    "or a duration.");
+  runtime::add_non_negative_key(
+    schema, "singleton.restart_on_stop", config_type::boolean, "true",
+    "Restart an instance that stopped by itself, with backoff.");
+  runtime::add_non_negative_key(
+    schema, "singleton.restart_min_backoff", config_type::duration, "1s",
+    "The first restart's delay; doubles per restart.");
+  runtime::add_non_negative_key(
+    schema, "singleton.restart_max_backoff", config_type::duration, "30s",
+    "The longest restart delay; an instance that ran this long resets "
+    "the backoff.");
+  runtime::add_non_negative_key(
+    schema, "singleton.proxy.identification_interval", config_type::duration,
+    "1s",
+    "How often a proxy asks for the instance while it does not know "
+    "it.");
+  runtime::add_non_negative_key(
+    schema, "singleton.proxy.buffer_size", config_type::integer, "1000",
+    "Messages a proxy keeps while the instance is unknown; when full "
+    "the oldest is dropped and counted.");
 }
 
 runtime::expected<manager_settings>

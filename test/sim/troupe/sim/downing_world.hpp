@@ -136,6 +136,28 @@ private:
   timespan expiry_{0};
 };
 
+/// The world settings of a scenario with a split brain resolver at a short
+/// stable_after (3-5 s): stable_after must exceed failure detection plus
+/// dissemination, and the default detector (heartbeat 1 s, pause 3 s)
+/// takes about 4.7 s to mark a node unreachable, so a node could decide
+/// before its own detector fired and down the majority on a stale view
+/// (downing seed 1 with the defaults). A faster detector keeps Akka's ratio
+/// (stable_after 7 s for 5 nodes against about 4.7 s of detection). Each
+/// step is handed to `layer` once the scenario created it.
+template <class Layer>
+world_settings resolver_world_settings(Layer*& layer) {
+  using namespace std::chrono_literals;
+  world_settings ws;
+  ws.membership.failure_detector.heartbeat_interval = 250ms;
+  ws.membership.failure_detector.acceptable_heartbeat_pause = 750ms;
+  ws.membership.failure_detector.expected_response_after = 250ms;
+  ws.after_step = [&layer](size_t i) {
+    if (layer != nullptr)
+      layer->after_step(i);
+  };
+  return ws;
+}
+
 /// The random downing scenario of one seed: 5-9 nodes join, then 40 s of
 /// faults (clean seeds: partitions into groups around a protected majority
 /// and crashes outside it; other seeds: random symmetric and asymmetric
