@@ -382,3 +382,86 @@ TEST_CASE("manager with lease: an instance that stopped by itself releases the "
   CHECK(w['a'].token == 11);
   CHECK(w['a'].incarnation == 2);
 }
+
+// -- an instance that does not stop -------------------------------------------
+
+TEST_CASE("manager: an instance that does not terminate within "
+          "instance_stop_timeout of its stop message is killed, once, in "
+          "every kind of stop") {
+  auto killed_after = [](manager_world& w, char self) {
+    // Nothing before the timeout, one kill (with an ERROR line) at it.
+    auto asked = w.now;
+    w.advance(9999ms);
+    CHECK(w[self].kills == 0);
+    w.advance(1ms);
+    CHECK(w[self].kills == 1);
+    CHECK(w.now - asked == 10s);
+    auto& fx = w[self].effects.back();
+    CHECK(fx.kill_instance);
+    REQUIRE_FALSE(fx.log.empty());
+    CHECK(fx.log.front().level == log_level::error);
+    CHECK(fx.log.front().text.find("singleton.instance_stop_timeout")
+          != std::string::npos);
+    // Nothing more while the kill takes effect.
+    w.advance(30s);
+    CHECK(w[self].kills == 1);
+    CHECK(w[self].instance_running);
+  };
+  SECTION("hand-over") {
+    manager_world w;
+    w.add('a', with_lease());
+    w.add('b', with_lease());
+    w.view_all("a:up:1 b:up:2");
+    w.acquired('a', true, 1);
+    w.view_all("a:exiting:1 b:up:2");
+    w.settle();
+    REQUIRE(w['a'].stop_pending);
+    REQUIRE(w['a'].engine.state() == manager_state::handing_over);
+    killed_after(w, 'a');
+    w.terminated('a');
+    w.released('a');
+    w.settle();
+    CHECK(w['b'].acquire_pending);
+    CHECK_FALSE(w['a'].exit_held);
+  }
+  SECTION("lease lost") {
+    manager_world w;
+    w.add('a', with_lease());
+    w.view('a', "a:up:1");
+    w.acquired('a', true, 1);
+    w.lost('a');
+    REQUIRE(w['a'].stop_pending);
+    killed_after(w, 'a');
+    w.terminated('a');
+    CHECK(w['a'].acquire_pending);
+  }
+  SECTION("graceful stop") {
+    manager_world w;
+    w.add('a');
+    w.view('a', "a:up:1");
+    w['a'].apply(w['a'].engine.stop(w.now));
+    REQUIRE(w['a'].stop_pending);
+    killed_after(w, 'a');
+    CHECK(w.terminated('a').stopped);
+  }
+  SECTION("downed") {
+    manager_world w;
+    w.add('a');
+    w.view('a', "a:up:1 b:up:2");
+    w.view('a', "a:down:1 b:up:2");
+    REQUIRE(w['a'].stop_pending);
+    killed_after(w, 'a');
+    w.terminated('a');
+    CHECK(w['a'].engine.state() == manager_state::end);
+  }
+  SECTION("an instance that terminates in time is never killed") {
+    manager_world w;
+    w.add('a');
+    w.view('a', "a:up:1");
+    w['a'].apply(w['a'].engine.stop(w.now));
+    w.advance(9s);
+    w.terminated('a');
+    w.advance(1min);
+    CHECK(w['a'].kills == 0);
+  }
+}

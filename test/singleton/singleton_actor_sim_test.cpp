@@ -546,3 +546,77 @@ TEST_CASE("singleton manager (sim): an invalid type name or a second manager "
   REQUIRE(!no_lease);
   CHECK(no_lease.error().message.find("use_lease") != std::string::npos);
 }
+
+TEST_CASE("singleton (sim): a stop message the instance does not handle "
+          "neither ends the manager nor holds the leave forever: the "
+          "instance is killed after instance_stop_timeout, the lease "
+          "released and the next oldest takes over") {
+  singleton_world x;
+  x.start_cluster(2);
+  std::vector<singleton_manager> ms;
+  for (size_t i = 0; i < 2; ++i) {
+    singleton::manager_options opts;
+    opts.lease = x.make_lease(nodes.at(i));
+    // Nobody handles a string: the instance never reacts to it.
+    opts.stop_message = caf::make_message(std::string{"please stop"});
+    ms.push_back(x.start_manager(i, std::move(opts)));
+  }
+  REQUIRE(x.advance_until([&] { return x.log->count("start") == 1; }, 5s));
+  auto left_at = x.w.det().now();
+  x.cluster(0).leave(nodes[0]);
+  // The default instance_stop_timeout is 10s; the hand-over itself takes
+  // about a second.
+  REQUIRE(x.advance_until(
+    [&] { return x.log->count("start " + host(1) + " ") == 1; }, 30s));
+  CHECK(x.w.det().now() - left_at >= 10s);
+  CHECK(x.w.det().now() - left_at < 15s);
+  // Killed while A still held the lease; B started after.
+  CHECK(x.log->index_of("exit " + host(0) + " 1 holder=" + to_string(nodes[0]))
+        < x.log->first("start " + host(1) + " 1 "));
+  CHECK(x.store->record(lease_name)->holder == to_string(nodes[1]));
+  // A's manager handed over (it did not die of the instance's
+  // unexpected_message answer) and ended; A's exit hold was let go: it was
+  // removed.
+  auto a = x.status(ms[0]);
+  CHECK(a.state == "end");
+  CHECK(a.counters.handed_over == 1);
+  REQUIRE(x.advance_until([&] { return x.stops->count() == 1; }, 10s));
+}
+
+namespace {
+
+/// A type no node registered (inspectable, never added to the actor
+/// system's types: remoting cannot serialize it).
+struct unregistered_payload {
+  int value = 0;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, unregistered_payload& x) {
+  return f(x.value);
+}
+
+} // namespace
+
+TEST_CASE("singleton proxy (sim): a message of a type nobody registered is "
+          "refused with a WARNING naming it, an error value sent through "
+          "the proxy does not end the proxy, and later messages arrive") {
+  singleton_world x;
+  auto logs = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(logs);
+  x.start_cluster(2);
+  x.start_manager(0);
+  x.start_manager(1);
+  auto proxy = x.start_proxy(1);
+  proxy.tell(order{"first", 1, {}});
+  REQUIRE(x.advance_until([&] { return x.log->count("recv") == 1; }, 5s));
+  proxy.tell(unregistered_payload{42});
+  proxy.tell(caf::make_error(caf::sec::runtime_error, "application data"));
+  x.w.advance(1s);
+  INFO(logs->dump());
+  CHECK(logs->count("cannot send to") >= 1);
+  proxy.tell(order{"after", 2, {}});
+  REQUIRE(x.advance_until(
+    [&] { return x.log->has("recv " + host(0) + " 1 after"); }, 3s));
+  runtime::remove_log_sink(logs);
+}

@@ -207,6 +207,8 @@ void execute(manager_self self, manager_effects fx) {
   auto& st = self->state;
   if (fx.stop_instance)
     stop_instance(self);
+  if (fx.kill_instance && st.instance)
+    self->send_exit(st.instance, caf::exit_reason::kill);
   if (fx.release_lease)
     release_lease(self);
   if (fx.start)
@@ -299,6 +301,22 @@ caf::behavior manager_behavior(manager_self self, manager_init init) {
     *s.instance_cell = nullptr;
     s.stopping_instance = false;
     execute(self, s.engine->on_instance_terminated(s.incarnation, now(self)));
+  });
+  // An error message (an instance that does not handle its stop message
+  // answers with unexpected_message) must not end the manager, which CAF's
+  // default error handler would do: the instance would be killed and the
+  // lease left to its ttl. Logged; the stop is bounded by
+  // instance_stop_timeout anyway.
+  self->set_error_handler([self](caf::error& err) {
+    auto& s = self->state;
+    if (err == caf::sec::unexpected_message && s.stopping_instance)
+      s.log.warning("{}: instance {} did not handle its stop message "
+                    "(manager_options::stop_message); it is killed after "
+                    "singleton.instance_stop_timeout",
+                    s.type_name, s.incarnation);
+    else
+      s.log.warning("{}: ignored an error message: {}", s.type_name,
+                    self->system().render(err));
   });
   return {
     [self](const remote_ref& from, const hand_over_to_me& m) {
