@@ -620,3 +620,42 @@ TEST_CASE("singleton proxy (sim): a message of a type nobody registered is "
     [&] { return x.log->has("recv " + host(0) + " 1 after"); }, 3s));
   runtime::remove_log_sink(logs);
 }
+
+TEST_CASE("singleton manager (sim): a factory that throws or returns an empty "
+          "behavior ends only its instance: each is restarted after the "
+          "backoff, with a WARNING, and the manager keeps running") {
+  auto logs = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(logs);
+  auto run = [&](singleton::instance_factory f) {
+    singleton_world x;
+    x.start_node(0);
+    singleton::manager_options opts;
+    singleton::manager_settings s;
+    s.restart_min_backoff = 1s;
+    s.restart_max_backoff = 4s;
+    opts.settings = s;
+    auto m = singleton_manager::start(x.w.sys(), x.cluster(0), x.w_remoting(0),
+                                      "jobs", std::move(f), opts);
+    REQUIRE(m);
+    x.w.advance(20s);
+    auto st = x.status(*m);
+    CHECK(st.state == "oldest");
+    // 1s, 2s, 4s, 4s, ...: at least four restarts in 20s.
+    CHECK(st.counters.started >= 5);
+    CHECK(st.counters.terminated + 1 >= st.counters.started);
+    caf::anon_send_exit(m->actor(), caf::exit_reason::user_shutdown);
+  };
+  SECTION("throws") {
+    run([](caf::event_based_actor*, const instance_context&) -> caf::behavior {
+      throw std::runtime_error("factory boom");
+    });
+  }
+  SECTION("empty behavior") {
+    run([](caf::event_based_actor*, const instance_context&) -> caf::behavior {
+      return {};
+    });
+  }
+  INFO(logs->dump());
+  CHECK(logs->count("stopped by itself") >= 4);
+  runtime::remove_log_sink(logs);
+}
