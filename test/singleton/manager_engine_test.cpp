@@ -508,6 +508,8 @@ TEST_CASE("manager with lease: the instance stopping by itself and the lease "
     w.advance(1s);
     REQUIRE(w['a'].acquire_pending);
     w.acquired('a', true, 6);
+    CHECK(w['a'].instance_running);
+    CHECK(w['a'].token == 6);
   }
   SECTION("lost, then terminated") {
     manager_world w;
@@ -519,8 +521,9 @@ TEST_CASE("manager with lease: the instance stopping by itself and the lease "
     CHECK_FALSE(fx.release_lease); // lost: nothing to release
     REQUIRE(w['a'].acquire_pending);
     w.acquired('a', true, 6);
+    CHECK(w['a'].instance_running);
+    CHECK(w['a'].incarnation == 2);
   }
-  CHECK(true);
 }
 
 TEST_CASE("manager with lease: a lease answer after stop() finished, or a "

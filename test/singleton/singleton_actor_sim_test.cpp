@@ -659,3 +659,34 @@ TEST_CASE("singleton manager (sim): a factory that throws or returns an empty "
   CHECK(logs->count("stopped by itself") >= 4);
   runtime::remove_log_sink(logs);
 }
+
+TEST_CASE("singleton manager (sim): a second singleton type on the lease "
+          "of another on the same node is refused at start, naming both "
+          "(it was refused the lease by its own node forever)") {
+  singleton_world x;
+  x.start_node(0);
+  auto start = [&](const std::string& type) {
+    singleton::manager_options opts;
+    opts.lease = x.make_lease(nodes[0]); // lease_name: the same for both
+    opts.settings = singleton::manager_settings{};
+    return singleton_manager::start(x.w.sys(), x.cluster(0), x.w_remoting(0),
+                                    type, x.factory(), std::move(opts));
+  };
+  auto jobs = start("jobs");
+  REQUIRE(jobs);
+  auto mail = start("mail");
+  REQUIRE_FALSE(mail);
+  CHECK(mail.error().message
+        == "singleton mail: the lease " + lease_name
+             + " is already used by the singleton jobs on this node; every "
+               "singleton type needs a lease of its own (leave "
+               "singleton.lease_name empty for "
+               "<cluster.name>-singleton-<type>)");
+  // Once jobs' manager is gone, the lease is free for another type.
+  caf::anon_send_exit(jobs->actor(), caf::exit_reason::user_shutdown);
+  x.w.advance(1s);
+  auto again = start("mail");
+  REQUIRE(again);
+  caf::anon_send_exit(again->actor(), caf::exit_reason::user_shutdown);
+  x.w.advance(1s);
+}

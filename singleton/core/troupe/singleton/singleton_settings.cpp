@@ -136,7 +136,8 @@ void declare_singleton_config(runtime::config_schema& schema) {
           "an instance; stop the instance when the lease is lost.");
   add_key(schema, "singleton.lease_name", config_type::string, "",
           "The singleton's lease name (empty: <cluster name>-singleton-"
-          "<singleton name>).");
+          "<singleton name>); shared by every singleton type, so leave it "
+          "empty when a node runs several with use_lease.");
   add_key(schema, "singleton.lease_retry_interval", config_type::duration, "5s",
           "How often an oldest that was refused the lease asks again.");
   add_key(schema, "singleton.down_removal_margin", config_type::string, "auto",

@@ -183,7 +183,10 @@ public:
   /// lease is released during shutdown, not left to its ttl). Errors:
   /// errc::invalid_name, errc::invalid_settings (naming the key),
   /// errc::start_failed (no cluster or remoting, a manager of this type
-  /// already runs here, the lease could not be made).
+  /// already runs here, the lease could not be made, or its lease (name and
+  /// owner) is already used by the manager of another singleton type on
+  /// this node: one `singleton.lease_name` for several types, which had the
+  /// second refused by its own node forever).
   static runtime::expected<singleton_manager>
   start(runtime::node& node, cluster::cluster_handle cluster,
         cluster::remoting_handle remoting, std::string type_name,
