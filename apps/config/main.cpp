@@ -86,28 +86,37 @@ int check(const std::vector<std::string>& args) {
   auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
   if (auto err = lease::validate(lease_settings.with_defaults()))
     problems.push_back(err.message);
-  // lease_majority: the resolver's own lease, as the node builds it at
-  // start (its name, and the backend's settings: an API server, a token
-  // file, endpoints). The file and in-memory backends are not built here:
-  // building them creates the directory or the process-wide store.
-  const downing::lease_majority* lm = nullptr;
-  if (sbr && sbr->active_strategy)
-    lm = std::get_if<downing::lease_majority>(&*sbr->active_strategy);
-  if (lm != nullptr) {
-    auto name = downing::resolver_lease_name(
-      lm->lease_name, cfg->get<std::string>("cluster.name"));
+  // A lease as the node builds it at start (its name, and the backend's
+  // settings: an API server, a token file, endpoints). The file and
+  // in-memory backends are not built here: building them creates the
+  // directory or the process-wide store.
+  auto check_lease = [&](const std::string& whose, const std::string& name) {
     auto settings = lease::settings_from_config(*cfg, name, "check");
     if (auto err = lease::validate(settings.with_defaults()))
-      problems.push_back(
-        fmt::format("the resolver's lease {}: {}", name, err.message));
+      problems.push_back(fmt::format("{} {}: {}", whose, name, err.message));
     auto& kind = cfg->get<std::string>("lease.backend");
     if (kind != "file" && kind != "in_memory") {
       runtime::coarse_monotonic_clock clock;
       if (auto b = lease::backend_from_config(*cfg, clock); !b)
         problems.push_back(
-          fmt::format("the resolver's lease {}: {}", name, b.error().message));
+          fmt::format("{} {}: {}", whose, name, b.error().message));
     }
-  }
+  };
+  // lease_majority: the resolver's own lease.
+  const downing::lease_majority* lm = nullptr;
+  if (sbr && sbr->active_strategy)
+    lm = std::get_if<downing::lease_majority>(&*sbr->active_strategy);
+  if (lm != nullptr)
+    check_lease("the resolver's lease",
+                downing::resolver_lease_name(
+                  lm->lease_name, cfg->get<std::string>("cluster.name")));
+  // singleton.use_lease: the singletons' lease (named after a singleton type
+  // the configuration does not know, unless singleton.lease_name is set).
+  if (cfg->get<bool>("singleton.use_lease"))
+    check_lease("the singleton's lease",
+                singleton::singleton_lease_name(
+                  cfg->get<std::string>("singleton.lease_name"),
+                  cfg->get<std::string>("cluster.name"), "check"));
   for (auto& p : problems)
     std::fprintf(stderr, "%s\n", p.c_str());
   return problems.empty() ? 0 : 1;

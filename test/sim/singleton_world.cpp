@@ -129,6 +129,18 @@ void singleton_layer::apply(size_t i, effects fx) {
                           to_string(self)));
     }
   }
+  // Never due here (instances stop within 50 ms), but honoured: as the
+  // stop above, after this step.
+  if (fx.kill_instance && ns.inst) {
+    auto inc = ns.inst->incarnation;
+    w_.sched().after(0ms, [this, i, self, inc] {
+      auto& ns = nodes_[i];
+      if (w_.failure() || ns.self != self || !ns.inst
+          || ns.inst->incarnation != inc)
+        return;
+      terminate_instance(i, "killed (instance_stop_timeout)");
+    });
+  }
   if (fx.release_lease)
     lease_release(i);
   if (fx.start)

@@ -382,3 +382,166 @@ TEST_CASE("manager with lease: an instance that stopped by itself releases the "
   CHECK(w['a'].token == 11);
   CHECK(w['a'].incarnation == 2);
 }
+
+// -- an instance that does not stop -------------------------------------------
+
+TEST_CASE("manager: an instance that does not terminate within "
+          "instance_stop_timeout of its stop message is killed, once, in "
+          "every kind of stop") {
+  auto killed_after = [](manager_world& w, char self) {
+    // Nothing before the timeout, one kill (with an ERROR line) at it.
+    auto asked = w.now;
+    w.advance(9999ms);
+    CHECK(w[self].kills == 0);
+    w.advance(1ms);
+    CHECK(w[self].kills == 1);
+    CHECK(w.now - asked == 10s);
+    auto& fx = w[self].effects.back();
+    CHECK(fx.kill_instance);
+    REQUIRE_FALSE(fx.log.empty());
+    CHECK(fx.log.front().level == log_level::error);
+    CHECK(fx.log.front().text.find("singleton.instance_stop_timeout")
+          != std::string::npos);
+    // Nothing more while the kill takes effect.
+    w.advance(30s);
+    CHECK(w[self].kills == 1);
+    CHECK(w[self].instance_running);
+  };
+  SECTION("hand-over") {
+    manager_world w;
+    w.add('a', with_lease());
+    w.add('b', with_lease());
+    w.view_all("a:up:1 b:up:2");
+    w.acquired('a', true, 1);
+    w.view_all("a:exiting:1 b:up:2");
+    w.settle();
+    REQUIRE(w['a'].stop_pending);
+    REQUIRE(w['a'].engine.state() == manager_state::handing_over);
+    killed_after(w, 'a');
+    w.terminated('a');
+    w.released('a');
+    w.settle();
+    CHECK(w['b'].acquire_pending);
+    CHECK_FALSE(w['a'].exit_held);
+  }
+  SECTION("lease lost") {
+    manager_world w;
+    w.add('a', with_lease());
+    w.view('a', "a:up:1");
+    w.acquired('a', true, 1);
+    w.lost('a');
+    REQUIRE(w['a'].stop_pending);
+    killed_after(w, 'a');
+    w.terminated('a');
+    CHECK(w['a'].acquire_pending);
+  }
+  SECTION("graceful stop") {
+    manager_world w;
+    w.add('a');
+    w.view('a', "a:up:1");
+    w['a'].apply(w['a'].engine.stop(w.now));
+    REQUIRE(w['a'].stop_pending);
+    killed_after(w, 'a');
+    CHECK(w.terminated('a').stopped);
+  }
+  SECTION("downed") {
+    manager_world w;
+    w.add('a');
+    w.view('a', "a:up:1 b:up:2");
+    w.view('a', "a:down:1 b:up:2");
+    REQUIRE(w['a'].stop_pending);
+    killed_after(w, 'a');
+    w.terminated('a');
+    CHECK(w['a'].engine.state() == manager_state::end);
+  }
+  SECTION("an instance that terminates in time is never killed") {
+    manager_world w;
+    w.add('a');
+    w.view('a', "a:up:1");
+    w['a'].apply(w['a'].engine.stop(w.now));
+    w.advance(9s);
+    w.terminated('a');
+    w.advance(1min);
+    CHECK(w['a'].kills == 0);
+  }
+}
+
+// -- races the shell can produce
+// ------------------------------------------------
+
+TEST_CASE("manager: hand-over messages before the first view change nothing "
+          "and are answered once the view came") {
+  manager_world w;
+  w.add('b');
+  auto& n = w['b'];
+  for (auto m : {hand_over_message{hand_over_to_me{}},
+                 hand_over_message{take_over_from_me{}},
+                 hand_over_message{hand_over_in_progress{}},
+                 hand_over_message{hand_over_done{}}}) {
+    auto& fx = n.apply(n.engine.on_message(node('a'), m, w.now));
+    CHECK(fx.send.empty());
+    CHECK_FALSE(fx.start);
+    CHECK(n.engine.state() == manager_state::start);
+  }
+  CHECK(n.engine.counters().ignored_messages == 4);
+  // The view: a exiting, b the new oldest asks a (a's repeated
+  // take_over_from_me is then taken).
+  w.view('b', "a:exiting:1 b:up:2");
+  CHECK(n.engine.state() == manager_state::becoming_oldest);
+  CHECK(n.sent<hand_over_to_me>('a') == 1);
+  CHECK_FALSE(n.instance_running);
+}
+
+TEST_CASE("manager with lease: the instance stopping by itself and the lease "
+          "loss at the same moment, in either order, end with one instance "
+          "on a new acquisition") {
+  SECTION("terminated, then lost") {
+    manager_world w;
+    w.add('a', with_lease());
+    w.view('a', "a:up:1");
+    w.acquired('a', true, 5);
+    CHECK(w.terminated('a').release_lease);
+    auto& lost = w.lost('a');
+    CHECK_FALSE(lost.stop_instance);
+    CHECK_FALSE(lost.acquire_lease);
+    w.released('a');
+    w.advance(1s);
+    REQUIRE(w['a'].acquire_pending);
+    w.acquired('a', true, 6);
+    CHECK(w['a'].instance_running);
+    CHECK(w['a'].token == 6);
+  }
+  SECTION("lost, then terminated") {
+    manager_world w;
+    w.add('a', with_lease());
+    w.view('a', "a:up:1");
+    w.acquired('a', true, 5);
+    CHECK(w.lost('a').stop_instance);
+    auto& fx = w.terminated('a');
+    CHECK_FALSE(fx.release_lease); // lost: nothing to release
+    REQUIRE(w['a'].acquire_pending);
+    w.acquired('a', true, 6);
+    CHECK(w['a'].instance_running);
+    CHECK(w['a'].incarnation == 2);
+  }
+}
+
+TEST_CASE("manager with lease: a lease answer after stop() finished, or a "
+          "second stop(), changes nothing") {
+  manager_world w;
+  w.add('a', with_lease());
+  w.view('a', "a:up:1");
+  w.acquired('a', true, 5);
+  auto& n = w['a'];
+  n.apply(n.engine.stop(w.now));
+  w.terminated('a');
+  CHECK(w.released('a').stopped);
+  CHECK(n.engine.state() == manager_state::end);
+  CHECK(n.apply(n.engine.stop(w.now)).empty());
+  CHECK(n.apply(n.engine.on_lease_acquired(true, 9, w.now)).send.empty());
+  CHECK(n.apply(n.engine.on_lease_released(w.now)).empty());
+  CHECK(n.apply(n.engine.on_lease_lost(w.now)).empty());
+  CHECK_FALSE(n.instance_running);
+  CHECK_FALSE(n.release_pending);
+  CHECK_FALSE(n.exit_held);
+}

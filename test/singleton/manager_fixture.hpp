@@ -37,6 +37,8 @@ struct managed_node {
   bool acquire_pending = false;
   bool release_pending = false;
   bool stop_pending = false;
+  /// Kill requests (instance_stop_timeout) seen.
+  int kills = 0;
   bool exit_held = false;
   bool stopped = false;
 
@@ -48,6 +50,11 @@ struct managed_node {
     if (fx.stop_instance) {
       REQUIRE(instance_running);
       stop_pending = true;
+    }
+    if (fx.kill_instance) {
+      REQUIRE(instance_running);
+      REQUIRE(stop_pending);
+      ++kills;
     }
     if (fx.release_lease)
       release_pending = true;

@@ -553,3 +553,147 @@ TEST_CASE("singleton manager (sim): an invalid type name or a second manager "
   REQUIRE(!no_lease);
   CHECK(no_lease.error().message.find("use_lease") != std::string::npos);
 }
+
+TEST_CASE("singleton (sim): a stop message the instance does not handle "
+          "neither ends the manager nor holds the leave forever: the "
+          "instance is killed after instance_stop_timeout, the lease "
+          "released and the next oldest takes over") {
+  singleton_world x;
+  x.start_cluster(2);
+  std::vector<singleton_manager> ms;
+  for (size_t i = 0; i < 2; ++i) {
+    singleton::manager_options opts;
+    opts.lease = x.make_lease(nodes.at(i));
+    // Nobody handles a string: the instance never reacts to it.
+    opts.stop_message = caf::make_message(std::string{"please stop"});
+    ms.push_back(x.start_manager(i, std::move(opts)));
+  }
+  REQUIRE(x.advance_until([&] { return x.log->count("start") == 1; }, 5s));
+  auto left_at = x.w.det().now();
+  x.cluster(0).leave(nodes[0]);
+  // The default instance_stop_timeout is 10s; the hand-over itself takes
+  // about a second.
+  REQUIRE(x.advance_until(
+    [&] { return x.log->count("start " + host(1) + " ") == 1; }, 30s));
+  CHECK(x.w.det().now() - left_at >= 10s);
+  CHECK(x.w.det().now() - left_at < 15s);
+  // Killed while A still held the lease; B started after.
+  CHECK(x.log->index_of("exit " + host(0) + " 1 holder=" + to_string(nodes[0]))
+        < x.log->first("start " + host(1) + " 1 "));
+  CHECK(x.store->record(lease_name)->holder == to_string(nodes[1]));
+  // A's manager handed over (it did not die of the instance's
+  // unexpected_message answer) and ended; A's exit hold was let go: it was
+  // removed.
+  auto a = x.status(ms[0]);
+  CHECK(a.state == "end");
+  CHECK(a.counters.handed_over == 1);
+  REQUIRE(x.advance_until([&] { return x.stops->count() == 1; }, 10s));
+}
+
+namespace {
+
+/// A type no node registered (inspectable, never added to the actor
+/// system's types: remoting cannot serialize it).
+struct unregistered_payload {
+  int value = 0;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, unregistered_payload& x) {
+  return f(x.value);
+}
+
+} // namespace
+
+TEST_CASE("singleton proxy (sim): a message of a type nobody registered is "
+          "refused with a WARNING naming it, an error value sent through "
+          "the proxy does not end the proxy, and later messages arrive") {
+  singleton_world x;
+  auto logs = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(logs);
+  x.start_cluster(2);
+  x.start_manager(0);
+  x.start_manager(1);
+  auto proxy = x.start_proxy(1);
+  proxy.tell(order{"first", 1, {}});
+  REQUIRE(x.advance_until([&] { return x.log->count("recv") == 1; }, 5s));
+  proxy.tell(unregistered_payload{42});
+  proxy.tell(caf::make_error(caf::sec::runtime_error, "application data"));
+  x.w.advance(1s);
+  INFO(logs->dump());
+  CHECK(logs->count("cannot send to") >= 1);
+  proxy.tell(order{"after", 2, {}});
+  REQUIRE(x.advance_until(
+    [&] { return x.log->has("recv " + host(0) + " 1 after"); }, 3s));
+  runtime::remove_log_sink(logs);
+}
+
+TEST_CASE("singleton manager (sim): a factory that throws or returns an empty "
+          "behavior ends only its instance: each is restarted after the "
+          "backoff, with a WARNING, and the manager keeps running") {
+  auto logs = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(logs);
+  auto run = [&](singleton::instance_factory f) {
+    singleton_world x;
+    x.start_node(0);
+    singleton::manager_options opts;
+    singleton::manager_settings s;
+    s.restart_min_backoff = 1s;
+    s.restart_max_backoff = 4s;
+    opts.settings = s;
+    auto m = singleton_manager::start(x.w.sys(), x.cluster(0), x.w_remoting(0),
+                                      "jobs", std::move(f), opts);
+    REQUIRE(m);
+    x.w.advance(20s);
+    auto st = x.status(*m);
+    CHECK(st.state == "oldest");
+    // 1s, 2s, 4s, 4s, ...: at least four restarts in 20s.
+    CHECK(st.counters.started >= 5);
+    CHECK(st.counters.terminated + 1 >= st.counters.started);
+    caf::anon_send_exit(m->actor(), caf::exit_reason::user_shutdown);
+  };
+  SECTION("throws") {
+    run([](caf::event_based_actor*, const instance_context&) -> caf::behavior {
+      throw std::runtime_error("factory boom");
+    });
+  }
+  SECTION("empty behavior") {
+    run([](caf::event_based_actor*, const instance_context&) -> caf::behavior {
+      return {};
+    });
+  }
+  INFO(logs->dump());
+  CHECK(logs->count("stopped by itself") >= 4);
+  runtime::remove_log_sink(logs);
+}
+
+TEST_CASE("singleton manager (sim): a second singleton type on the lease "
+          "of another on the same node is refused at start, naming both "
+          "(it was refused the lease by its own node forever)") {
+  singleton_world x;
+  x.start_node(0);
+  auto start = [&](const std::string& type) {
+    singleton::manager_options opts;
+    opts.lease = x.make_lease(nodes[0]); // lease_name: the same for both
+    opts.settings = singleton::manager_settings{};
+    return singleton_manager::start(x.w.sys(), x.cluster(0), x.w_remoting(0),
+                                    type, x.factory(), std::move(opts));
+  };
+  auto jobs = start("jobs");
+  REQUIRE(jobs);
+  auto mail = start("mail");
+  REQUIRE_FALSE(mail);
+  CHECK(mail.error().message
+        == "singleton mail: the lease " + lease_name
+             + " is already used by the singleton jobs on this node; every "
+               "singleton type needs a lease of its own (leave "
+               "singleton.lease_name empty for "
+               "<cluster.name>-singleton-<type>)");
+  // Once jobs' manager is gone, the lease is free for another type.
+  caf::anon_send_exit(jobs->actor(), caf::exit_reason::user_shutdown);
+  x.w.advance(1s);
+  auto again = start("mail");
+  REQUIRE(again);
+  caf::anon_send_exit(again->actor(), caf::exit_reason::user_shutdown);
+  x.w.advance(1s);
+}

@@ -168,6 +168,33 @@ inline std::string overlap_violation(const std::vector<journal_entry>& j) {
   return {};
 }
 
+/// Invariant I1 for effects: the effect windows of any two instances (from
+/// the start line to the last effect line; receipts and the stop line, which
+/// a frozen instance may write late without any effect, are left out) are
+/// disjoint. Returns the first violation, or empty.
+inline std::string
+effect_overlap_violation(const std::vector<journal_entry>& j) {
+  std::map<std::pair<std::string, uint64_t>, std::pair<uint64_t, uint64_t>>
+    by_key;
+  for (const auto& e : j) {
+    if (e.incarnation == 0 || (e.kind != "start" && e.kind != "effect"))
+      continue;
+    auto [i, added] = by_key.try_emplace({e.node, e.incarnation}, e.ns, e.ns);
+    i->second.first = std::min(i->second.first, e.ns);
+    i->second.second = std::max(i->second.second, e.ns);
+  }
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> ws;
+  for (auto& [key, w] : by_key)
+    ws.emplace_back(w.first, w.second,
+                    key.first + " incarnation " + std::to_string(key.second));
+  std::sort(ws.begin(), ws.end());
+  for (size_t i = 1; i < ws.size(); ++i)
+    if (std::get<0>(ws[i]) <= std::get<1>(ws[i - 1]))
+      return std::get<2>(ws[i - 1]) + " has effects after the start of "
+             + std::get<2>(ws[i]);
+  return {};
+}
+
 /// With a lease: tokens strictly increase from one instance to the next in
 /// start order. Returns the first violation, or empty.
 inline std::string token_violation(const std::vector<journal_entry>& j) {

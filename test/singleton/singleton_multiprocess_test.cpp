@@ -14,47 +14,11 @@
 #include <map>
 
 #include "cluster_process.hpp"
-#include "singleton_journal.hpp"
+#include "singleton_processes.hpp"
 
 using namespace troupe::test;
 
 namespace {
-
-std::string journal_text(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  return std::string{std::istreambuf_iterator<char>{in}, {}};
-}
-
-/// Waits until `node` started its `n`-th instance; returns its window.
-instance_window wait_for_instance(const cluster_processes& ps,
-                                  const std::filesystem::path& journal,
-                                  const std::string& node, size_t n,
-                                  std::chrono::milliseconds bound) {
-  auto ok = eventually(
-    [&] { return instances_on(read_journal(journal), node).size() >= n; },
-    bound);
-  INFO(outputs(ps) << "---- journal\n" << journal_text(journal));
-  REQUIRE(ok);
-  return instances_on(read_journal(journal), node)[n - 1];
-}
-
-/// Waits until an instance started on a node other than `old`'s (the next
-/// oldest: node 2 or node 3, whichever became up first); returns it.
-instance_window wait_for_successor(const cluster_processes& ps,
-                                   const std::filesystem::path& journal,
-                                   const instance_window& old,
-                                   std::chrono::milliseconds bound) {
-  auto successor = [&]() -> std::optional<instance_window> {
-    for (auto& w : instance_windows(read_journal(journal)))
-      if (w.node != old.node)
-        return w;
-    return std::nullopt;
-  };
-  auto ok = eventually([&] { return successor().has_value(); }, bound);
-  INFO(outputs(ps) << "---- journal\n" << journal_text(journal));
-  REQUIRE(ok);
-  return *successor();
-}
 
 /// Waits until the instance `w` received at least `n` client messages.
 void wait_for_receipts(const std::filesystem::path& journal,
@@ -98,16 +62,6 @@ stop_clients(cluster_processes& ps, const std::filesystem::path& journal,
     },
     10s);
   return r;
-}
-
-/// The checks every test ends with: I1 from the journal, and with a lease
-/// strictly increasing tokens.
-void check_oracle(const std::filesystem::path& journal, bool lease) {
-  auto j = read_journal(journal);
-  INFO("journal\n" << journal_text(journal));
-  CHECK(overlap_violation(j) == "");
-  if (lease)
-    CHECK(token_violation(j) == "");
 }
 
 /// What one fault did: node 1's instance, its successor, the time of the
@@ -177,23 +131,6 @@ void check_delivery(const fault_outcome& o, bool must_buffer) {
   }
   if (must_buffer)
     CHECK(o.delivery.buffered > 0);
-}
-
-/// Three processes with the singleton and a file lease (ttl 3 s), all up.
-struct leased_cluster {
-  temp_dir dir;
-  std::filesystem::path journal = dir.path / "journal";
-  std::filesystem::path leases = dir.path / "leases";
-  cluster_processes ps = loopback_processes(
-    dir, 3, with_file_lease(singleton_flags(journal), leases, "3s"));
-
-  leased_cluster() {
-    require_all_up(ps);
-  }
-};
-
-double seconds_between(uint64_t from_ns, uint64_t to_ns) {
-  return static_cast<double>(static_cast<int64_t>(to_ns - from_ns)) / 1e9;
 }
 
 } // namespace

@@ -100,3 +100,51 @@ TEST_CASE("singleton settings: the lease name defaults to "
   CHECK(singleton_lease_name("my-app-singleton-lease", "shop", "x")
         == "my-app-singleton-lease");
 }
+
+TEST_CASE("singleton settings: a huge min_number_of_hand_over_retries is "
+          "reported with the value given, not a clamped one") {
+  fixture f;
+  auto s = f.load({{"singleton.min_number_of_hand_over_retries", "99999999"}});
+  REQUIRE_FALSE(s);
+  CHECK(message_of(s.error())
+        == "singleton.min_number_of_hand_over_retries must be in [1, 10000], "
+           "got 99999999");
+}
+
+TEST_CASE("singleton settings: intervals below 1ms are refused, and "
+          "max_hand_over_retries never overflows into a negative count") {
+  fixture f;
+  auto s = f.load({{"singleton.hand_over_retry_interval", "1ns"}});
+  REQUIRE_FALSE(s);
+  CHECK(message_of(s.error())
+        == "singleton.hand_over_retry_interval must be at least 1ms, got 1ns");
+  auto l = f.load({{"singleton.lease_retry_interval", "10us"}});
+  REQUIRE_FALSE(l);
+  CHECK(message_of(l.error())
+        == "singleton.lease_retry_interval must be at least 1ms, got 10us");
+  proxy_settings p;
+  p.identification_interval = 1ns;
+  CHECK(validate(p).message
+        == "singleton.proxy.identification_interval must be at least 1ms, "
+           "got 1ns");
+  // Unvalidated settings (the engine's own arithmetic): 20s / 1ns + 3 does
+  // not fit an int.
+  manager_settings raw;
+  raw.hand_over_retry_interval = 1ns;
+  raw.down_removal_margin = 20s;
+  CHECK(max_hand_over_retries(raw) > 0);
+  CHECK(max_take_over_retries(raw) > 0);
+}
+
+TEST_CASE("singleton settings: instance_stop_timeout defaults to 10s and "
+          "must be positive") {
+  fixture f;
+  CHECK(f.load({})->instance_stop_timeout == 10s);
+  CHECK(
+    f.load({{"singleton.instance_stop_timeout", "2s"}})->instance_stop_timeout
+    == 2s);
+  auto s = f.load({{"singleton.instance_stop_timeout", "0s"}});
+  REQUIRE_FALSE(s);
+  CHECK(message_of(s.error())
+        == "singleton.instance_stop_timeout must be greater than 0, got 0s");
+}

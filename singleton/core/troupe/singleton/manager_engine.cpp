@@ -241,7 +241,7 @@ manager_effects manager_engine::on_message(const unique_address& from,
         begin_stop(manager_state::handing_over,
                    will_never_run() ? manager_state::end
                                     : manager_state::younger,
-                   "hand-over", out);
+                   "hand-over", now, out);
         break;
       case manager_state::handing_over:
         if (hand_over_to_ == from)
@@ -298,6 +298,7 @@ manager_effects manager_engine::on_instance_terminated(uint64_t incarnation,
     return out;
   }
   instance_.reset();
+  kill_at_.reset();
   ++counters_.terminated;
   if (stop_requested_) {
     stop_requested_ = false;
@@ -385,15 +386,12 @@ manager_effects manager_engine::on_lease_lost(timestamp now) {
     switch (state_) {
       case manager_state::oldest:
         begin_stop(manager_state::stopping, manager_state::younger,
-                   "lease lost", out);
+                   "lease lost", now, out);
         break;
       default:
         // handing_over or stopping already stop the instance; was_oldest
         // stops it now and goes on handing over (to nobody if no one asks).
-        if (!stop_requested_) {
-          stop_requested_ = true;
-          out.stop_instance = true;
-        }
+        request_stop(now, out);
         break;
     }
   }
@@ -427,6 +425,14 @@ manager_effects manager_engine::tick(timestamp now) {
     }
     return false;
   };
+  if (instance_ && stop_requested_ && due(kill_at_)) {
+    out.kill_instance = true;
+    log(out, log_level::error,
+        fmt::format("instance {} did not terminate within {} of its stop "
+                    "message (singleton.instance_stop_timeout): killing it",
+                    *instance_,
+                    runtime::render_duration(settings_.instance_stop_timeout)));
+  }
   switch (state_) {
     case manager_state::becoming_oldest:
     case manager_state::taking_over:
@@ -458,7 +464,7 @@ manager_effects manager_engine::tick(timestamp now) {
                 "no member asked for the hand-over: stopping the instance");
             hand_over_to_.reset();
             begin_stop(manager_state::handing_over, manager_state::end,
-                       "nobody took over", out);
+                       "nobody took over", now, out);
             break;
           }
           retries_ = 0;
@@ -497,7 +503,7 @@ manager_effects manager_engine::stop(timestamp now) {
       after_stop_ = manager_state::end;
     } else {
       begin_stop(manager_state::stopping, manager_state::end,
-                 "the manager stops", out);
+                 "the manager stops", now, out);
     }
   } else {
     go(manager_state::end, out);
@@ -531,6 +537,8 @@ std::optional<timestamp> manager_engine::next_tick() const {
     default:
       break;
   }
+  if (instance_ && stop_requested_)
+    consider(kill_at_);
   for (auto& [address, m] : older_)
     if (m.removed && m.needs_margin && !m.done)
       consider(m.removed_at + removal_margin(m));
@@ -552,9 +560,10 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
       && state_ != manager_state::stopping
       && state_ != manager_state::handing_over) {
     if (instance_ || lease_ != lease_phase::none) {
-      begin_stop(
-        manager_state::stopping, manager_state::end,
-        self_removed_ ? "this node was removed" : "this node was downed", out);
+      begin_stop(manager_state::stopping, manager_state::end,
+                 self_removed_ ? "this node was removed"
+                               : "this node was downed",
+                 now, out);
     } else {
       go(manager_state::end, out);
     }
@@ -660,7 +669,8 @@ void manager_engine::start_or_acquire(timestamp now, manager_effects& out) {
 }
 
 void manager_engine::begin_stop(manager_state during, manager_state next_after,
-                                std::string why, manager_effects& out) {
+                                std::string why, timestamp now,
+                                manager_effects& out) {
   after_stop_ = next_after;
   retry_at_.reset();
   restart_at_.reset();
@@ -668,15 +678,22 @@ void manager_engine::begin_stop(manager_state during, manager_state next_after,
   go(during, out);
   if (instance_) {
     if (!stop_requested_) {
-      stop_requested_ = true;
-      out.stop_instance = true;
       log(out, log_level::info,
           fmt::format("stopping instance {} ({})", *instance_, why));
+      request_stop(now, out);
     }
     return;
   }
   // Nothing runs: only the lease may be left.
   finish_stop(timestamp{}, out);
+}
+
+void manager_engine::request_stop(timestamp now, manager_effects& out) {
+  if (!instance_ || stop_requested_)
+    return;
+  stop_requested_ = true;
+  out.stop_instance = true;
+  kill_at_ = now + settings_.instance_stop_timeout;
 }
 
 // Called when the instance terminated on request, or the lease was released:

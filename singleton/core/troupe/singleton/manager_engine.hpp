@@ -88,6 +88,9 @@ struct start_instance {
 /// 1. `stop_instance`: send the instance its stop message (the owner's
 ///    configured termination message) and report `on_instance_terminated`
 ///    when it is gone (a watch).
+///    `kill_instance`: the instance did not terminate within
+///    `instance_stop_timeout` of its stop message: kill it
+///    (`caf::exit_reason::kill`); its termination is reported as above.
 /// 2. `release_lease`: release the singleton's lease and report
 ///    `on_lease_released` when the backend answered (or the attempt
 ///    failed: the ttl ends the record anyway).
@@ -101,6 +104,7 @@ struct start_instance {
 /// 8. `log`: write every line at its level.
 struct manager_effects {
   bool stop_instance = false;
+  bool kill_instance = false;
   bool release_lease = false;
   std::optional<start_instance> start;
   bool acquire_lease = false;
@@ -109,8 +113,9 @@ struct manager_effects {
   bool stopped = false;
   std::vector<log_line> log;
   bool empty() const noexcept {
-    return !stop_instance && !release_lease && !start && !acquire_lease
-           && send.empty() && !hold_exit && !stopped && log.empty();
+    return !stop_instance && !kill_instance && !release_lease && !start
+           && !acquire_lease && send.empty() && !hold_exit && !stopped
+           && log.empty();
   }
 };
 
@@ -200,6 +205,9 @@ struct manager_counters {
 ///   instance), retry every lease_retry_interval while still entitled; on
 ///   loss stop the instance at once and acquire again after it
 ///   terminated; release only after the instance terminated.
+/// - An instance asked to stop that has not terminated after
+///   instance_stop_timeout is killed (ERROR line): every stop ends in
+///   bounded time, so the exit hold is let go in bounded time.
 /// - An instance that stops by itself is restarted after the backoff
 ///   (restart_on_stop), through a new acquisition with use_lease.
 /// - Down or removed self: stop the instance, release, end.
@@ -280,7 +288,8 @@ private:
   void become_oldest(timestamp now, manager_effects& out);
   void start_or_acquire(timestamp now, manager_effects& out);
   void begin_stop(manager_state during, manager_state next_after,
-                  std::string why, manager_effects& out);
+                  std::string why, timestamp now, manager_effects& out);
+  void request_stop(timestamp now, manager_effects& out);
   void finish_stop(timestamp now, manager_effects& out);
   void update_exit_hold(manager_effects& out);
   void go(manager_state next, manager_effects& out);
@@ -308,6 +317,8 @@ private:
   uint64_t incarnations_ = 0;
   std::optional<uint64_t> instance_;
   bool stop_requested_ = false;
+  // When the instance asked to stop is killed (instance_stop_timeout).
+  std::optional<timestamp> kill_at_;
   timestamp started_at_{};
   timespan backoff_ = timespan::zero();
   std::optional<timestamp> restart_at_;

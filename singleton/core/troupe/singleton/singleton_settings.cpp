@@ -1,6 +1,7 @@
 #include "troupe/singleton/singleton_settings.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@ using runtime::config_type;
 using runtime::render_duration;
 
 constexpr timespan max_duration = std::chrono::hours{24};
+constexpr timespan min_interval = std::chrono::milliseconds{1};
 
 runtime::error invalid(std::string what) {
   return runtime::make_error(errc::invalid_settings, std::move(what));
@@ -30,14 +32,35 @@ runtime::error check_positive(std::string_view key, timespan value) {
   return {};
 }
 
+// A period: as check_positive, and at least 1ms (a shorter one floods the
+// network, and 24h / 1ns overflows the retry count).
+runtime::error check_interval(std::string_view key, timespan value) {
+  if (auto err = check_positive(key, value))
+    return err;
+  if (value < min_interval)
+    return invalid(fmt::format("{} must be at least 1ms, got {}", key,
+                               render_duration(value)));
+  return {};
+}
+
+runtime::error check_retries(int64_t value) {
+  if (value < 1 || value > 10000)
+    return invalid(fmt::format("singleton.min_number_of_hand_over_retries "
+                               "must be in [1, 10000], got {}",
+                               value));
+  return {};
+}
+
 } // namespace
 
 int max_hand_over_retries(const manager_settings& s) noexcept {
   auto by_margin = s.hand_over_retry_interval > timespan::zero()
                      ? s.down_removal_margin / s.hand_over_retry_interval + 3
                      : 3;
-  return static_cast<int>(
-    std::max<int64_t>(s.min_number_of_hand_over_retries, by_margin));
+  // Validated settings stay far below; unvalidated ones must not wrap.
+  return static_cast<int>(std::min<int64_t>(
+    std::max<int64_t>(s.min_number_of_hand_over_retries, by_margin),
+    std::numeric_limits<int>::max() / 2));
 }
 
 int max_take_over_retries(const manager_settings& s) noexcept {
@@ -45,15 +68,12 @@ int max_take_over_retries(const manager_settings& s) noexcept {
 }
 
 runtime::error validate(const manager_settings& s) {
-  if (auto err = check_positive("singleton.hand_over_retry_interval",
+  if (auto err = check_interval("singleton.hand_over_retry_interval",
                                 s.hand_over_retry_interval))
     return err;
-  if (s.min_number_of_hand_over_retries < 1
-      || s.min_number_of_hand_over_retries > 10000)
-    return invalid(fmt::format("singleton.min_number_of_hand_over_retries "
-                               "must be in [1, 10000], got {}",
-                               s.min_number_of_hand_over_retries));
-  if (auto err = check_positive("singleton.lease_retry_interval",
+  if (auto err = check_retries(s.min_number_of_hand_over_retries))
+    return err;
+  if (auto err = check_interval("singleton.lease_retry_interval",
                                 s.lease_retry_interval))
     return err;
   if (s.down_removal_margin < timespan::zero()
@@ -72,11 +92,14 @@ runtime::error validate(const manager_settings& s) {
                                "exceed singleton.restart_max_backoff ({})",
                                render_duration(s.restart_min_backoff),
                                render_duration(s.restart_max_backoff)));
+  if (auto err = check_positive("singleton.instance_stop_timeout",
+                                s.instance_stop_timeout))
+    return err;
   return {};
 }
 
 runtime::error validate(const proxy_settings& s) {
-  if (auto err = check_positive("singleton.proxy.identification_interval",
+  if (auto err = check_interval("singleton.proxy.identification_interval",
                                 s.identification_interval))
     return err;
   if (s.buffer_size > 10'000'000)
@@ -106,7 +129,8 @@ void declare_singleton_config(runtime::config_schema& schema) {
   runtime::add_non_negative_key(
     schema, "singleton.lease_name", config_type::string, "",
     "The singleton's lease name (empty: <cluster name>-singleton-"
-    "<singleton name>).");
+    "<singleton name>); shared by every singleton type, so leave it "
+    "empty when a node runs several with use_lease.");
   runtime::add_non_negative_key(
     schema, "singleton.lease_retry_interval", config_type::duration, "5s",
     "How often an oldest that was refused the lease asks again.");
@@ -126,6 +150,10 @@ void declare_singleton_config(runtime::config_schema& schema) {
     "The longest restart delay; an instance that ran this long resets "
     "the backoff.");
   runtime::add_non_negative_key(
+    schema, "singleton.instance_stop_timeout", config_type::duration, "10s",
+    "How long the instance may take to terminate after its stop "
+    "message before the manager kills it.");
+  runtime::add_non_negative_key(
     schema, "singleton.proxy.identification_interval", config_type::duration,
     "1s",
     "How often a proxy asks for the instance while it does not know "
@@ -143,8 +171,11 @@ manager_settings_from_config(const runtime::config& cfg,
   s.role = cfg.get<std::string>("singleton.role");
   s.hand_over_retry_interval
     = cfg.get<timespan>("singleton.hand_over_retry_interval");
-  s.min_number_of_hand_over_retries = static_cast<int>(std::min<int64_t>(
-    cfg.get<int64_t>("singleton.min_number_of_hand_over_retries"), 100000));
+  // Checked here, where the value still fits: the field is an int.
+  auto retries = cfg.get<int64_t>("singleton.min_number_of_hand_over_retries");
+  if (auto err = check_retries(retries))
+    return err;
+  s.min_number_of_hand_over_retries = static_cast<int>(retries);
   s.use_lease = cfg.get<bool>("singleton.use_lease");
   s.lease_retry_interval = cfg.get<timespan>("singleton.lease_retry_interval");
   const auto& margin = cfg.get<std::string>("singleton.down_removal_margin");
@@ -161,6 +192,8 @@ manager_settings_from_config(const runtime::config& cfg,
   s.restart_on_stop = cfg.get<bool>("singleton.restart_on_stop");
   s.restart_min_backoff = cfg.get<timespan>("singleton.restart_min_backoff");
   s.restart_max_backoff = cfg.get<timespan>("singleton.restart_max_backoff");
+  s.instance_stop_timeout
+    = cfg.get<timespan>("singleton.instance_stop_timeout");
   if (auto err = validate(s))
     return err;
   return s;

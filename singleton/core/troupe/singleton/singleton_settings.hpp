@@ -41,6 +41,13 @@ using runtime::timestamp;
 ///   (1s) and doubles up to restart_max_backoff (30s); an instance that ran
 ///   for restart_max_backoff resets the backoff. Akka never restarts a
 ///   singleton; false gives that behaviour.
+/// - instance_stop_timeout: 10s; how long the manager waits for the
+///   instance to terminate after its stop message before it kills it
+///   (`caf::exit_reason::kill`, which the instance cannot trap), with an
+///   ERROR line. It bounds every hand-over, lease-loss stop and graceful
+///   stop of an instance that ignores its stop message, so a node's exit
+///   is never held forever (Akka bounds the same wait with the
+///   CoordinatedShutdown phase `cluster-exiting`, 10s by default).
 struct manager_settings {
   std::string role;
   timespan hand_over_retry_interval = std::chrono::seconds{1};
@@ -51,10 +58,12 @@ struct manager_settings {
   bool restart_on_stop = true;
   timespan restart_min_backoff = std::chrono::seconds{1};
   timespan restart_max_backoff = std::chrono::seconds{30};
+  timespan instance_stop_timeout = std::chrono::seconds{10};
 };
 
 /// Akka's `maxHandOverRetries`: max(min_number_of_hand_over_retries,
-/// down_removal_margin / hand_over_retry_interval + 3).
+/// down_removal_margin / hand_over_retry_interval + 3), capped at
+/// INT_MAX / 2 (unvalidated settings never wrap).
 int max_hand_over_retries(const manager_settings& s) noexcept;
 
 /// Akka's `maxTakeOverRetries`: max(1, max_hand_over_retries - 3).
@@ -78,13 +87,14 @@ struct proxy_settings {
 };
 
 /// Checks `s`: the first violated rule as an errc::invalid_settings error
-/// naming the key (`singleton.<field>`) and the value. Rules: intervals and
-/// backoffs greater than 0 and at most 24h; min_number_of_hand_over_retries
-/// in [1, 10000]; down_removal_margin in [0, 24h]; restart_min_backoff at
-/// most restart_max_backoff.
+/// naming the key (`singleton.<field>`) and the value. Rules: intervals,
+/// backoffs and instance_stop_timeout greater than 0 and at most 24h
+/// (intervals at least 1ms); min_number_of_hand_over_retries in [1, 10000];
+/// down_removal_margin in [0, 24h]; restart_min_backoff at most
+/// restart_max_backoff.
 runtime::error validate(const manager_settings& s);
 
-/// Checks `s`: identification_interval greater than 0 and at most 24h;
+/// Checks `s`: identification_interval in [1ms, 24h];
 /// buffer_size at most 10,000,000 (keys `singleton.proxy.<field>`).
 runtime::error validate(const proxy_settings& s);
 

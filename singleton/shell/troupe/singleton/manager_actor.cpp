@@ -1,6 +1,9 @@
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -207,6 +210,8 @@ void execute(manager_self self, manager_effects fx) {
   auto& st = self->state;
   if (fx.stop_instance)
     stop_instance(self);
+  if (fx.kill_instance && st.instance)
+    self->send_exit(st.instance, caf::exit_reason::kill);
   if (fx.release_lease)
     release_lease(self);
   if (fx.start)
@@ -300,6 +305,22 @@ caf::behavior manager_behavior(manager_self self, manager_init init) {
     s.stopping_instance = false;
     execute(self, s.engine->on_instance_terminated(s.incarnation, now(self)));
   });
+  // An error message (an instance that does not handle its stop message
+  // answers with unexpected_message) must not end the manager, which CAF's
+  // default error handler would do: the instance would be killed and the
+  // lease left to its ttl. Logged; the stop is bounded by
+  // instance_stop_timeout anyway.
+  self->set_error_handler([self](caf::error& err) {
+    auto& s = self->state;
+    if (err == caf::sec::unexpected_message && s.stopping_instance)
+      s.log.warning("{}: instance {} did not handle its stop message "
+                    "(manager_options::stop_message); it is killed after "
+                    "singleton.instance_stop_timeout",
+                    s.type_name, s.incarnation);
+    else
+      s.log.warning("{}: ignored an error message: {}", s.type_name,
+                    self->system().render(err));
+  });
   return {
     [self](const remote_ref& from, const hand_over_to_me& m) {
       on_hand_over<hand_over_to_me>()(self, from, m);
@@ -369,6 +390,43 @@ runtime::error start_failed(std::string text) {
   return runtime::make_error(errc::start_failed, std::move(text));
 }
 
+// The leases (name and owner: one node) the managers of one actor system
+// use, and by which singleton type: two types on one lease (one
+// `singleton.lease_name` for all) would have the second refused forever by
+// its own node ("held by" itself). Entries go when their manager exits.
+struct lease_claims {
+  std::mutex mtx;
+  std::map<std::tuple<const caf::actor_system*, std::string, std::string>,
+           std::string>
+    by;
+};
+
+lease_claims& claims() {
+  static lease_claims instance;
+  return instance;
+}
+
+// Claims `lease` of `owner` for `type` on `sys`; the name of the type holding
+// it when another one does.
+std::optional<std::string> claim_lease(const caf::actor_system& sys,
+                                       const std::string& lease,
+                                       const std::string& owner,
+                                       const std::string& type) {
+  auto& c = claims();
+  std::lock_guard<std::mutex> guard{c.mtx};
+  auto [i, added] = c.by.try_emplace({&sys, lease, owner}, type);
+  if (!added)
+    return i->second;
+  return std::nullopt;
+}
+
+void unclaim_lease(const caf::actor_system& sys, const std::string& lease,
+                   const std::string& owner) {
+  auto& c = claims();
+  std::lock_guard<std::mutex> guard{c.mtx};
+  c.by.erase({&sys, lease, owner});
+}
+
 } // namespace
 
 runtime::expected<singleton_manager> singleton_manager::start(
@@ -393,6 +451,18 @@ runtime::expected<singleton_manager> singleton_manager::start(
     return start_failed(fmt::format(
       "singleton {}: singleton.use_lease is on but no lease was given",
       type_name));
+  std::string lease_name;
+  std::string lease_owner;
+  if (options.lease) {
+    lease_name = options.lease->settings().name;
+    lease_owner = options.lease->settings().owner;
+    if (auto other = claim_lease(sys, lease_name, lease_owner, type_name))
+      return start_failed(fmt::format(
+        "singleton {}: the lease {} is already used by the singleton {} on "
+        "this node; every singleton type needs a lease of its own (leave "
+        "singleton.lease_name empty for <cluster.name>-singleton-<type>)",
+        type_name, lease_name, *other));
+  }
   singleton_manager h;
   h.sys_ = &sys;
   h.type_name_ = type_name;
@@ -401,6 +471,10 @@ runtime::expected<singleton_manager> singleton_manager::start(
     std::move(factory), std::move(settings), std::move(options)};
   auto c = init.cluster;
   h.actor_ = sys.spawn(manager_behavior, std::move(init));
+  if (!lease_name.empty())
+    h.actor_->attach_functor([&sys, lease_name, lease_owner] {
+      unclaim_lease(sys, lease_name, lease_owner);
+    });
   if (auto published = remoting.publish(manager_name(type_name), h.actor_);
       !published) {
     caf::anon_send_exit(h.actor_, caf::exit_reason::user_shutdown);

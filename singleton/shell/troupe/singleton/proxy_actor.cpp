@@ -91,6 +91,18 @@ void report_drops(proxy_self self) {
   st.dropped_seen = dropped;
 }
 
+// A message for the instance, from the current sender.
+void forward(proxy_self self, caf::message msg) {
+  auto& st = self->state;
+  envelope e;
+  e.msg = std::move(msg);
+  if (auto sender = caf::actor_cast<caf::actor>(self->current_sender()))
+    e.reply_to = st.remoting.reply_ref(sender);
+  auto fx = st.core->send(std::move(e));
+  report_drops(self);
+  execute(self, std::move(fx));
+}
+
 struct proxy_init {
   std::string type_name;
   cluster::cluster_handle cluster;
@@ -117,16 +129,14 @@ caf::behavior proxy_behavior(proxy_self self, proxy_init init) {
   self->set_default_handler(
     [self](caf::scheduled_actor*,
            caf::message_view& mv) -> caf::result<caf::message> {
-      auto& s = self->state;
-      envelope e;
-      e.msg = mv.move_content_to_message();
-      if (auto sender = caf::actor_cast<caf::actor>(self->current_sender()))
-        e.reply_to = s.remoting.reply_ref(sender);
-      auto fx = s.core->send(std::move(e));
-      report_drops(self);
-      execute(self, std::move(fx));
+      forward(self, mv.move_content_to_message());
       return caf::message{};
     });
+  // An error value sent to the proxy is a message for the instance too:
+  // CAF's default error handler would end the proxy (and drop its buffer).
+  self->set_error_handler([self](caf::error& err) {
+    forward(self, caf::make_message(std::move(err)));
+  });
   return {
     [self](view_atom, const cluster::gossip& g) {
       auto& s = self->state;

@@ -61,7 +61,10 @@
 /// as `instance_name(type)`, and stops it with the stop message (default:
 /// an exit with `caf::exit_reason::user_shutdown`) on hand-over, lease loss
 /// or shutdown. It must terminate in bounded time after that: the lease is
-/// released, and the hand-over confirmed, only after it terminated. An
+/// released, and the hand-over confirmed, only after it terminated; one
+/// that has not terminated `singleton.instance_stop_timeout` (10s) after
+/// the stop message (it ignores it, or does not handle it) is killed
+/// (`caf::exit_reason::kill`) with an ERROR line. An
 /// instance that stops by itself is restarted after a backoff
 /// (`singleton.restart_on_stop`). With a lease, every instance gets a new
 /// fencing token, and `ctx.lease_alive()` must be checked before every
@@ -119,7 +122,9 @@ struct manager_options {
   /// manager, so that its own shutdown release runs after the manager's.
   std::optional<lease::lease_handle> lease;
   /// What the instance gets when it must stop; none: an exit with
-  /// `caf::exit_reason::user_shutdown`.
+  /// `caf::exit_reason::user_shutdown`. An instance that does not handle
+  /// it (a WARNING) or does not terminate is killed after
+  /// `instance_stop_timeout` (manager_settings).
   std::optional<caf::message> stop_message;
   /// How long one acquire or release of the lease may take (the lease
   /// actor's `wait`); a timeout counts as refused (acquire) or done
@@ -178,7 +183,10 @@ public:
   /// lease is released during shutdown, not left to its ttl). Errors:
   /// errc::invalid_name, errc::invalid_settings (naming the key),
   /// errc::start_failed (no cluster or remoting, a manager of this type
-  /// already runs here, the lease could not be made).
+  /// already runs here, the lease could not be made, or its lease (name and
+  /// owner) is already used by the manager of another singleton type on
+  /// this node: one `singleton.lease_name` for several types, which had the
+  /// second refused by its own node forever).
   static runtime::expected<singleton_manager>
   start(runtime::node& node, cluster::cluster_handle cluster,
         cluster::remoting_handle remoting, std::string type_name,
@@ -254,11 +262,13 @@ auto inspect(Inspector& f, proxy_status& x) {
 /// also when it restarts on the same node (scenario S5), and when the
 /// oldest member changes.
 ///
-/// The actor's protocol (untyped): any message is forwarded (use `send`,
-/// not `request`: the instance answers over remoting to the sender's
-/// reply reference, see the file comment); its own messages are `(view_atom,
-/// gossip)`, `(tick_atom, due)`, `(remote_ref, singleton_identity)`,
-/// `remote_down`, and `(status_atom) -> proxy_status`.
+/// The actor's protocol (untyped): any message is forwarded, an error
+/// value too (CAF would otherwise end the proxy on it; a message of a type
+/// not registered with add_message_type is refused by remoting with a
+/// WARNING naming the type) (use `send`, not `request`: the instance answers
+/// over remoting to the sender's reply reference, see the file comment); its
+/// own messages are `(view_atom, gossip)`, `(tick_atom, due)`, `(remote_ref,
+/// singleton_identity)`, `remote_down`, and `(status_atom) -> proxy_status`.
 class singleton_proxy {
 public:
   /// Starts a proxy of `type_name` on `node`; the node's shutdown stops it.
