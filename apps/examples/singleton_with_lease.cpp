@@ -1,5 +1,3 @@
-#include <cstdlib>
-
 #include "job_scheduler.hpp"
 #include "troupe/cluster_system.hpp"
 
@@ -10,11 +8,11 @@ int main(int argc, char** argv) {
   auto sys = cluster_system::start(argc, argv); // node, cluster, downing
   if (!sys)
     return fail(sys.error());
-  const char* pod = std::getenv("POD_NAME"); // from the downward API
-  auto lease = (*sys)->kubernetes_lease({.name = "my-app-singleton-lease",
-                                         .owner = pod ? pod : "local",
-                                         .ttl = 30s,
-                                         .renewal_interval = 10s});
+  // The backend is lease.backend: kubernetes in the pod, file on one host.
+  auto lease = (*sys)->lease({.name = "my-app-singleton-lease",
+                              .owner = (*sys)->owner_name(), // POD_NAME
+                              .ttl = 30s,
+                              .renewal_interval = 10s});
   if (!lease)
     return fail(lease.error());
   auto scheduler = (*sys)->start_singleton("job-scheduler", job_scheduler,

@@ -1,6 +1,8 @@
 #include "troupe/cluster_system.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/downing/caf_glue.hpp"
@@ -10,6 +12,7 @@
 #include "troupe/lease/lease_config.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/log.hpp"
 #include "troupe/runtime/stop_signal.hpp"
 #include "troupe/singleton/caf_glue.hpp"
 
@@ -58,6 +61,12 @@ cluster_system::start(runtime::node_options opts) {
   return sys;
 }
 
+std::string cluster_system::owner_name() const {
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != 0)
+    return pod;
+  return runtime::to_string(remoting_.local_address());
+}
+
 caf::expected<lease::lease_handle>
 cluster_system::lease(lease::lease_settings settings) {
   auto backend = lease::backend_from_config(node_->cfg(), node_->clock());
@@ -96,11 +105,40 @@ cluster_system::~cluster_system() {
   shutdown();
 }
 
-int cluster_system::run() {
+int cluster_system::run(runtime::timespan leave_timeout) {
   while (!runtime::stop_requested())
     runtime::sleep_unless_stopped(std::chrono::milliseconds{100});
+  leave(leave_timeout);
   shutdown();
   return 0;
+}
+
+bool cluster_system::leave(runtime::timespan timeout) {
+  using cluster::member_status;
+  auto self = cluster_.self_member(std::chrono::seconds{2});
+  if (!self || self->status == member_status::down
+      || self->status == member_status::removed)
+    return true; // not a member (any more), or downed: nothing to leave
+  cluster_.leave(self->address);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    // An error: this node's membership stopped (it learned its removal).
+    auto me = cluster_.self_member(std::chrono::seconds{2});
+    if (!me || me->status == member_status::down
+        || me->status == member_status::removed)
+      return true;
+    // The last member is removed by nobody: exiting is as far as it gets.
+    if (me->status == member_status::exiting) {
+      auto st = cluster_.state(std::chrono::seconds{2});
+      if (!st || st->members.size() <= 1)
+        return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
+  runtime::logger{"cluster"}.warning(
+    "leaving the cluster did not finish within {}: stopping anyway",
+    runtime::render_duration(timeout));
+  return false;
 }
 
 void cluster_system::shutdown() {

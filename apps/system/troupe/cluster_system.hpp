@@ -27,10 +27,12 @@
 /// singleton, a proxy, sharding) is started on top of it.
 ///
 /// `run()` blocks until SIGTERM/SIGINT, or until the cluster stops this node
-/// (downed, removed: `cluster.shutdown_when_downed`), then shuts the node
+/// (downed, removed: `cluster.shutdown_when_downed`), then leaves the
+/// cluster (singletons hand over to the next oldest), then shuts the node
 /// down gracefully: every module's shutdown task runs (singletons stop
 /// their instances and release their leases, awaited), then the actor
-/// system stops. The destructor does the same if `run()` was not called.
+/// system stops. The destructor shuts down (without leaving) if `run()` was
+/// not called.
 ///
 /// Errors of `start` name the key or value that was wrong (a bad flag, a
 /// refused bind address, invalid downing settings); nothing was left
@@ -71,6 +73,12 @@ public:
 
   // -- what applications start on top --------------------------------------
 
+  /// This node's name as a lease owner (holder identity): the pod's name
+  /// (`POD_NAME`, which the Kubernetes downward API sets) when set, else
+  /// this node's address `host:port#uid` (unique per incarnation, so two
+  /// nodes on one host never share an owner).
+  std::string owner_name() const;
+
   /// A lease tied to this node's graceful shutdown (released, awaited,
   /// after the singletons that use it stopped), on the backend
   /// `lease.backend` selects (`lease.*` keys, lease_config.hpp). Errors:
@@ -95,8 +103,17 @@ public:
   singleton_proxy(std::string type_name, singleton::proxy_options options = {});
 
   /// Blocks until a stop is requested (signal, or this node downed or
-  /// removed), then shuts down. Returns 0, the process's exit code.
-  int run();
+  /// removed), then leaves the cluster gracefully (`leave`) and shuts down.
+  /// Returns 0, the process's exit code.
+  int run(runtime::timespan leave_timeout = std::chrono::seconds{30});
+
+  /// Leaves the cluster and waits until this node is removed (or downed,
+  /// or no longer a member), at most `timeout`: the leader moves it to
+  /// exiting, its singletons hand over (the exit gate holds the exit until
+  /// they did), then it is removed. Akka's CoordinatedShutdown phases
+  /// cluster-leave and cluster-exiting, in their simplest form: false on a
+  /// timeout (the node then stops anyway, and the others detect it).
+  bool leave(runtime::timespan timeout = std::chrono::seconds{30});
 
   /// Shuts the node down now (idempotent).
   void shutdown();

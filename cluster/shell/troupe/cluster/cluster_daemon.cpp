@@ -180,6 +180,12 @@ cluster_daemon::behavior_type make_behavior(daemon_self self,
         unsubscribe(self, sub.address());
     },
     [self](self_member_atom) -> caf::result<member> {
+      if (self->state.engine->is_terminated())
+        return runtime::to_caf_error(runtime::make_error(
+          membership_errc::unknown_member,
+          fmt::format("{} is no longer a member (it stopped: removed, "
+                      "downed or refused)",
+                      to_string(self->state.engine->self()))));
       if (auto m = self->state.engine->self_member())
         return *m;
       return runtime::to_caf_error(runtime::make_error(

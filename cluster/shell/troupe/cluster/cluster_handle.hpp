@@ -118,8 +118,9 @@ public:
   void unsubscribe(const caf::actor& subscriber) const;
 
   /// This node's member record (blocking). Errors: membership_errc::
-  /// unknown_member while not a member; CAF's request_timeout after
-  /// `timeout`.
+  /// unknown_member while not a member, and once this node's membership
+  /// stopped (it learned it was removed or downed, or was refused); CAF's
+  /// request_timeout after `timeout`.
   runtime::expected<member> self_member(runtime::timespan timeout
                                         = std::chrono::seconds{5}) const;
 
