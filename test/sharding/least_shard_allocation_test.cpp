@@ -48,7 +48,8 @@ std::vector<size_t> counts(const std::vector<region_allocation>& rs) {
 // One coordinator round: hand off what rebalance selects, then allocate each
 // handed-off shard again (as the coordinator does once the old owner
 // stopped it). Returns the number of shards moved.
-size_t round(const least_shard_allocation& s, std::vector<region_allocation>& rs) {
+size_t round(const least_shard_allocation& s,
+             std::vector<region_allocation>& rs) {
   auto moving = s.rebalance(rs, {});
   for (auto& r : rs)
     std::erase_if(r.shards, [&](auto& x) { return moving.count(x) > 0; });

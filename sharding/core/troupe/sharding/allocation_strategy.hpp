@@ -52,16 +52,14 @@ public:
   /// may take shards now (the coordinator asks again later).
   virtual std::optional<unique_address>
   allocate(const shard_id& shard, const unique_address& requester,
-           const std::vector<region_allocation>& allocations) const
-    = 0;
+           const std::vector<region_allocation>& allocations) const = 0;
 
   /// The shards to hand off now (the coordinator stops them where they are
   /// and allocates them again), given the shards whose rebalance is still
   /// in progress. Empty: nothing to do this round.
   virtual std::set<shard_id>
   rebalance(const std::vector<region_allocation>& allocations,
-            const std::set<shard_id>& in_progress) const
-    = 0;
+            const std::set<shard_id>& in_progress) const = 0;
 };
 
 } // namespace troupe::sharding

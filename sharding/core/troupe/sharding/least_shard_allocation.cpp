@@ -38,9 +38,9 @@ std::optional<unique_address> least_shard_allocation::allocate(
   return best->region();
 }
 
-std::set<shard_id>
-least_shard_allocation::rebalance(const std::vector<region_allocation>& allocations,
-                                  const std::set<shard_id>& in_progress) const {
+std::set<shard_id> least_shard_allocation::rebalance(
+  const std::vector<region_allocation>& allocations,
+  const std::set<shard_id>& in_progress) const {
   std::set<shard_id> out;
   if (!in_progress.empty() || allocations.size() < 2)
     return out;
@@ -56,7 +56,8 @@ least_shard_allocation::rebalance(const std::vector<region_allocation>& allocati
   size_t optimal = shards / regions + (shards % regions == 0 ? 0 : 1);
   auto relative = static_cast<size_t>(
     std::floor(settings_.relative_limit * static_cast<double>(shards)));
-  size_t limit = std::max<size_t>(1, std::min(settings_.absolute_limit, relative));
+  size_t limit
+    = std::max<size_t>(1, std::min(settings_.absolute_limit, relative));
   std::vector<const region_allocation*> sorted;
   for (auto& r : allocations)
     sorted.push_back(&r);
