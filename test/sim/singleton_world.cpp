@@ -458,7 +458,8 @@ void singleton_layer::lease_lost(size_t i, const std::string& why) {
   auto& ns = nodes_[i];
   ns.lease.phase = lease_phase::idle;
   w_.note(fmt::format("{} lease lost: {}", to_string(ns.self), why));
-  apply(i, ns.manager->on_lease_lost(w_.local_now(i)));
+  apply(
+    i, ns.manager->on_lease_lost(ns.manager->fencing_token(), w_.local_now(i)));
 }
 
 void singleton_layer::expire_leases() {

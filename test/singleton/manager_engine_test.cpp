@@ -540,8 +540,20 @@ TEST_CASE("manager with lease: a lease answer after stop() finished, or a "
   CHECK(n.apply(n.engine.stop(w.now)).empty());
   CHECK(n.apply(n.engine.on_lease_acquired(true, 9, w.now)).send.empty());
   CHECK(n.apply(n.engine.on_lease_released(w.now)).empty());
-  CHECK(n.apply(n.engine.on_lease_lost(w.now)).empty());
+  CHECK(n.apply(n.engine.on_lease_lost(0, w.now)).empty());
   CHECK_FALSE(n.instance_running);
   CHECK_FALSE(n.release_pending);
   CHECK_FALSE(n.exit_held);
+}
+
+TEST_CASE("manager with lease: the loss of an earlier acquisition is "
+          "ignored") {
+  manager_world w;
+  w.add('a', with_lease());
+  w.view('a', "a:up:1");
+  w.acquired('a', true, 5);
+  auto& n = w['a'];
+  CHECK(n.apply(n.engine.on_lease_lost(4, w.now)).empty());
+  CHECK(n.instance_running);
+  CHECK(n.apply(n.engine.on_lease_lost(5, w.now)).stop_instance);
 }

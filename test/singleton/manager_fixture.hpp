@@ -178,7 +178,7 @@ struct manager_world {
 
   const manager_effects& lost(char self) {
     auto& n = nodes.at(self);
-    return n.apply(n.engine.on_lease_lost(now));
+    return n.apply(n.engine.on_lease_lost(n.token, now));
   }
 
   /// Advances the clock by `d`, ticking every engine at each of its due

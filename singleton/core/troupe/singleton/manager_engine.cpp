@@ -372,9 +372,10 @@ manager_effects manager_engine::on_lease_acquired(bool acquired, uint64_t token,
   return out;
 }
 
-manager_effects manager_engine::on_lease_lost(timestamp now) {
+manager_effects manager_engine::on_lease_lost(uint64_t token, timestamp now) {
   manager_effects out;
-  if (lease_ != lease_phase::held)
+  // The loss of an earlier acquisition is old news.
+  if (lease_ != lease_phase::held || (token != 0 && token != token_))
     return out;
   lease_ = lease_phase::none;
   ++counters_.leases_lost;

@@ -163,7 +163,8 @@ struct manager_counters {
 ///   (requested or not); stale incarnations are ignored.
 /// - `on_lease_acquired(acquired, token, now)`: the answer to
 ///   `acquire_lease` (an error of the backend is `false`).
-/// - `on_lease_lost(now)`: the lease's on_lost fired (deadline passed,
+/// - `on_lease_lost(token, now)`: the lease's on_lost fired for the
+///   acquisition with fencing token `token` (0: unknown) (deadline passed,
 ///   another holder, record gone).
 /// - `on_lease_released(now)`: the answer to `release_lease`.
 /// - `tick(now)`: whenever `next_tick()` is due.
@@ -227,7 +228,7 @@ public:
   manager_effects on_instance_terminated(uint64_t incarnation, timestamp now);
   manager_effects on_lease_acquired(bool acquired, uint64_t token,
                                     timestamp now);
-  manager_effects on_lease_lost(timestamp now);
+  manager_effects on_lease_lost(uint64_t token, timestamp now);
   manager_effects on_lease_released(timestamp now);
   manager_effects tick(timestamp now);
   manager_effects stop(timestamp now);

@@ -358,12 +358,10 @@ caf::behavior manager_behavior(manager_self self, manager_init init) {
     },
     [self](const lease::lease_lost& lost) {
       auto& s = self->state;
-      // A loss of an earlier acquisition is old news.
-      if (s.done
-          || (lost.token != 0 && lost.token != s.engine->fencing_token()))
+      if (s.done)
         return;
       s.log.info("{}: lease {} lost: {}", s.type_name, lost.name, lost.reason);
-      execute(self, s.engine->on_lease_lost(now(self)));
+      execute(self, s.engine->on_lease_lost(lost.token, now(self)));
     },
     [self](stop_atom) -> caf::result<bool> {
       auto& s = self->state;
