@@ -296,10 +296,7 @@ TEST_CASE("manager with lease: blocked by another holder, asks again every "
 
 TEST_CASE("manager with lease: lease lost -> the instance stops at once, the "
           "lease is acquired again after it terminated, with a new token") {
-  manager_world w;
-  w.add('a', with_lease());
-  w.view('a', "a:up:1");
-  w.acquired('a', true, 5);
+  auto w = leased_oldest(5);
   auto& fx = w.lost('a');
   CHECK(fx.stop_instance);
   CHECK_FALSE(fx.acquire_lease);
@@ -316,10 +313,7 @@ TEST_CASE("manager with lease: lease lost -> the instance stops at once, the "
 
 TEST_CASE("manager with lease: a graceful stop releases only after the "
           "instance terminated, and waits for the release") {
-  manager_world w;
-  w.add('a', with_lease());
-  w.view('a', "a:up:1");
-  w.acquired('a', true, 5);
+  auto w = leased_oldest(5);
   auto& fx = w['a'].apply(w['a'].engine.stop(w.now));
   CHECK(fx.stop_instance);
   CHECK_FALSE(fx.release_lease);
@@ -369,10 +363,7 @@ TEST_CASE("manager with lease: an acquisition answered after the node "
 
 TEST_CASE("manager with lease: an instance that stopped by itself releases the "
           "lease and restarts through a new acquisition") {
-  manager_world w;
-  w.add('a', with_lease());
-  w.view('a', "a:up:1");
-  w.acquired('a', true, 10);
+  auto w = leased_oldest(10);
   auto& fx = w.terminated('a');
   CHECK(fx.release_lease);
   w.released('a');
@@ -425,10 +416,7 @@ TEST_CASE("manager: an instance that does not terminate within "
     CHECK_FALSE(w['a'].exit_held);
   }
   SECTION("lease lost") {
-    manager_world w;
-    w.add('a', with_lease());
-    w.view('a', "a:up:1");
-    w.acquired('a', true, 1);
+    auto w = leased_oldest(1);
     w.lost('a');
     REQUIRE(w['a'].stop_pending);
     killed_after(w, 'a');
@@ -496,10 +484,7 @@ TEST_CASE("manager with lease: the instance stopping by itself and the lease "
           "loss at the same moment, in either order, end with one instance "
           "on a new acquisition") {
   SECTION("terminated, then lost") {
-    manager_world w;
-    w.add('a', with_lease());
-    w.view('a', "a:up:1");
-    w.acquired('a', true, 5);
+    auto w = leased_oldest(5);
     CHECK(w.terminated('a').release_lease);
     auto& lost = w.lost('a');
     CHECK_FALSE(lost.stop_instance);
@@ -512,10 +497,7 @@ TEST_CASE("manager with lease: the instance stopping by itself and the lease "
     CHECK(w['a'].token == 6);
   }
   SECTION("lost, then terminated") {
-    manager_world w;
-    w.add('a', with_lease());
-    w.view('a', "a:up:1");
-    w.acquired('a', true, 5);
+    auto w = leased_oldest(5);
     CHECK(w.lost('a').stop_instance);
     auto& fx = w.terminated('a');
     CHECK_FALSE(fx.release_lease); // lost: nothing to release
@@ -528,10 +510,7 @@ TEST_CASE("manager with lease: the instance stopping by itself and the lease "
 
 TEST_CASE("manager with lease: a lease answer after stop() finished, or a "
           "second stop(), changes nothing") {
-  manager_world w;
-  w.add('a', with_lease());
-  w.view('a', "a:up:1");
-  w.acquired('a', true, 5);
+  auto w = leased_oldest(5);
   auto& n = w['a'];
   n.apply(n.engine.stop(w.now));
   w.terminated('a');
@@ -548,10 +527,7 @@ TEST_CASE("manager with lease: a lease answer after stop() finished, or a "
 
 TEST_CASE("manager with lease: the loss of an earlier acquisition is "
           "ignored") {
-  manager_world w;
-  w.add('a', with_lease());
-  w.view('a', "a:up:1");
-  w.acquired('a', true, 5);
+  auto w = leased_oldest(5);
   auto& n = w['a'];
   CHECK(n.apply(n.engine.on_lease_lost(4, w.now)).empty());
   CHECK(n.instance_running);

@@ -215,4 +215,15 @@ inline manager_settings with_lease(manager_settings s = {}) {
   return s;
 }
 
+/// One node 'a', alone and up, running its instance under the lease's
+/// acquisition with fencing token `token`.
+inline manager_world leased_oldest(uint64_t token,
+                                   manager_settings s = with_lease()) {
+  manager_world w;
+  w.add('a', std::move(s));
+  w.view('a', "a:up:1");
+  w.acquired('a', true, token);
+  return w;
+}
+
 } // namespace singleton_test
