@@ -68,8 +68,7 @@ struct get_shard_home {
 /// `shard_home` naming itself).
 struct shard_started {
   shard_id shard;
-  friend bool operator==(const shard_started&, const shard_started&)
-    = default;
+  friend bool operator==(const shard_started&, const shard_started&) = default;
 };
 
 /// The region forgot where `shard` lives and buffers its messages.
@@ -84,8 +83,7 @@ struct begin_hand_off_ack {
 /// unasked when a region gives a shard up).
 struct shard_stopped {
   shard_id shard;
-  friend bool operator==(const shard_stopped&, const shard_stopped&)
-    = default;
+  friend bool operator==(const shard_stopped&, const shard_stopped&) = default;
 };
 
 /// The region shuts down gracefully: allocate nothing more to it and hand
@@ -151,9 +149,9 @@ using to_coordinator
                  begin_hand_off_ack, shard_stopped, graceful_shutdown_request>;
 
 /// What the coordinator sends to a region.
-using to_region = std::variant<coordinator_hello, register_ack, shard_home,
-                               host_shard, begin_hand_off, hand_off,
-                               graceful_shutdown_ack>;
+using to_region
+  = std::variant<coordinator_hello, register_ack, shard_home, host_shard,
+                 begin_hand_off, hand_off, graceful_shutdown_ack>;
 
 /// The message's name in Akka's terms, for logs: "register_region", ...
 const char* message_name(const to_coordinator& x) noexcept;
