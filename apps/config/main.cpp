@@ -23,6 +23,7 @@
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/monotonic_clock.hpp"
+#include "troupe/sharding/sharding_settings.hpp"
 #include "troupe/singleton/singleton_settings.hpp"
 
 using namespace troupe;
@@ -37,6 +38,7 @@ runtime::config_schema full_schema() {
   cluster::declare_cluster_config(schema);
   downing::declare_downing_config(schema);
   singleton::declare_singleton_config(schema);
+  sharding::declare_sharding_config(schema);
   return schema;
 }
 
@@ -83,6 +85,8 @@ int check(const std::vector<std::string>& args) {
     problems.push_back(s.error().message);
   if (auto s = singleton::proxy_settings_from_config(*cfg); !s)
     problems.push_back(s.error().message);
+  if (auto s = sharding::sharding_settings_from_config(*cfg, stable_after); !s)
+    problems.push_back(s.error().message);
   auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
   if (auto err = lease::validate(lease_settings.with_defaults()))
     problems.push_back(err.message);
@@ -116,6 +120,12 @@ int check(const std::vector<std::string>& args) {
     check_lease("the singleton's lease",
                 singleton::singleton_lease_name(
                   cfg->get<std::string>("singleton.lease_name"),
+                  cfg->get<std::string>("cluster.name"), "check"));
+  // sharding.use_lease: the coordinators' lease (likewise).
+  if (cfg->get<bool>("sharding.use_lease"))
+    check_lease("the shard coordinator's lease",
+                sharding::coordinator_lease_name(
+                  cfg->get<std::string>("sharding.lease_name"),
                   cfg->get<std::string>("cluster.name"), "check"));
   for (auto& p : problems)
     std::fprintf(stderr, "%s\n", p.c_str());

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -94,4 +95,55 @@ TEST_CASE("values_for_keys_of: the values of the requested keys only") {
   join_config request = {{"a", "x"}, {"c", "y"}, {"d", "z"}};
   CHECK(values_for_keys_of(config, request)
         == join_config{{"a", "1"}, {"c", "3"}});
+}
+
+TEST_CASE("join_config_of and join_config_checker_of: cluster name and "
+          "protocol version, plus every key a module marked, checked with "
+          "ignore_if_missing") {
+  troupe::runtime::config_schema schema;
+  schema.add({.name = "cluster.name",
+              .default_value = "shop",
+              .description = "The cluster's name."});
+  schema.add({.name = "orders.partitions",
+              .type = troupe::runtime::config_type::integer,
+              .default_value = "1000",
+              .description = "Partitions."});
+  schema.add({.name = "orders.color",
+              .default_value = "blue",
+              .description = "Not checked."});
+  schema.check_on_join("orders.partitions");
+  troupe::runtime::config cfg{schema};
+  REQUIRE_FALSE(cfg.set("orders.partitions", "100",
+                        troupe::runtime::config_origin{"test"}));
+  auto local = join_config_of(cfg);
+  CHECK(local
+        == join_config{{"cluster.name", "shop"},
+                       {"orders.partitions", "100"},
+                       {"troupe.protocol_version", "1"}});
+  auto checker = join_config_checker_of(cfg);
+  CHECK(checker.rules()
+        == std::map<std::string, join_config_rule>{
+          {"cluster.name", join_config_rule::must_equal},
+          {"orders.partitions", join_config_rule::ignore_if_missing},
+          {"troupe.protocol_version", join_config_rule::must_equal}});
+  // A node without the module joins; one with another value is refused
+  // with the key and both values named.
+  auto without = local;
+  without.erase("orders.partitions");
+  CHECK(checker.check(local, without).compatible());
+  auto other = local;
+  other["orders.partitions"] = "200";
+  CHECK(checker.check(local, other).describe("here", "there")
+        == "orders.partitions is \"100\" here but \"200\" there");
+  // Without marked keys: the default checker and troupe's own keys.
+  troupe::runtime::config_schema plain;
+  plain.add({.name = "cluster.name",
+             .default_value = "shop",
+             .description = "The cluster's name."});
+  troupe::runtime::config plain_cfg{plain};
+  CHECK(
+    join_config_of(plain_cfg)
+    == join_config{{"cluster.name", "shop"}, {"troupe.protocol_version", "1"}});
+  CHECK(join_config_checker_of(plain_cfg).rules()
+        == default_join_config_checker().rules());
 }

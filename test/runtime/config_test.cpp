@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -928,4 +929,38 @@ TEST_CASE("config: a duration key with off_allowed takes off as zero") {
   CHECK_THAT(render_markdown(schema),
              Catch::Contains("| `app.grace` | duration or off (at least 1ms) "
                              "| `off` |"));
+}
+
+TEST_CASE("config_schema: check_on_join marks a key, the configuration "
+          "gives the marked keys' values as rendered, and the reference "
+          "says so") {
+  config_schema schema;
+  schema.add({.name = "app.shards",
+              .type = config_type::integer,
+              .default_value = "1000",
+              .description = "Shards."});
+  schema.add({.name = "app.grace",
+              .type = config_type::duration,
+              .default_value = "1500ms",
+              .description = "Grace."});
+  schema.add(
+    {.name = "app.name", .default_value = "demo", .description = "Name."});
+  CHECK(config{schema}.join_checked_values().empty());
+  schema.check_on_join("app.shards");
+  schema.check_on_join("app.grace");
+  CHECK(schema.find("app.shards")->checked_on_join);
+  CHECK(schema.find("app.grace")->checked_on_join);
+  CHECK_FALSE(schema.find("app.name")->checked_on_join);
+  config cfg{schema};
+  using values = std::map<std::string, std::string>;
+  CHECK(cfg.join_checked_values()
+        == values{{"app.grace", "1500ms"}, {"app.shards", "1000"}});
+  REQUIRE_FALSE(cfg.set("app.shards", "100", config_origin{"flag"}));
+  REQUIRE_FALSE(cfg.set("app.grace", "2s", config_origin{"flag"}));
+  CHECK(cfg.join_checked_values()
+        == values{{"app.grace", "2s"}, {"app.shards", "100"}});
+  auto doc = render_markdown(schema);
+  CHECK_THAT(doc, Catch::Contains("| Shards. Checked at join: must be equal "
+                                  "on every node. |"));
+  CHECK_THAT(doc, Catch::Contains("| Name. |"));
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "troupe/cluster/frame.hpp"
 #include "troupe/runtime/assert.hpp"
 
 namespace troupe::cluster {
@@ -92,6 +93,23 @@ join_config values_for_keys_of(const join_config& config,
   for (const auto& [key, value] : request)
     if (auto i = config.find(key); i != config.end())
       result.emplace(key, i->second);
+  return result;
+}
+
+join_config join_config_of(const runtime::config& cfg) {
+  auto result = cfg.join_checked_values();
+  result.insert_or_assign(std::string{cluster_name_key},
+                          cfg.get<std::string>("cluster.name"));
+  result.insert_or_assign(std::string{protocol_version_key},
+                          std::to_string(protocol_version));
+  return result;
+}
+
+join_config_checker join_config_checker_of(const runtime::config& cfg) {
+  auto result = default_join_config_checker();
+  for (const auto& [key, value] : cfg.join_checked_values())
+    if (result.rules().count(key) == 0)
+      result.add(key, join_config_rule::ignore_if_missing);
   return result;
 }
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "troupe/runtime/config.hpp"
+
 /// @file
 /// The configuration compatibility check on join: Akka's
 /// `JoinConfigCompatChecker` with its `fullMatch` helper and the "property
@@ -132,6 +134,20 @@ inline constexpr std::string_view cluster_name_key = "cluster.name";
 /// A checker with troupe's own keys: `troupe.protocol_version` and
 /// `cluster.name`, both must_equal.
 join_config_checker default_join_config_checker();
+
+/// A node's join configuration from its configuration: `cluster.name`,
+/// `troupe.protocol_version` (frame.hpp's), and the value of every key a
+/// module marked with `config_schema::check_on_join` (e.g.
+/// `sharding.number_of_shards`), as `config::join_checked_values` renders
+/// it. `cfg` must declare `cluster.name` (the cluster module's keys).
+join_config join_config_of(const runtime::config& cfg);
+
+/// The checker of a node with configuration `cfg`: the default checker
+/// plus every key marked with `config_schema::check_on_join`, with
+/// ignore_if_missing (a node that does not declare the key, e.g. runs
+/// without the module, still joins; two nodes with different values are
+/// refused with the key and both values named).
+join_config_checker join_config_checker_of(const runtime::config& cfg);
 
 /// `checker.check(local, remote)`.
 compat_result check_join_compatibility(const join_config_checker& checker,

@@ -67,10 +67,8 @@ cluster_handle::start(runtime::node& node, remoting_handle remoting,
     return membership.error();
   cluster_daemon_settings s;
   s.membership = std::move(*membership);
-  s.config = join_config{
-    {std::string{cluster_name_key},
-     node.cfg().get<std::string>("cluster.name")},
-    {std::string{protocol_version_key}, std::to_string(protocol_version)}};
+  s.config = join_config_of(node.cfg());
+  s.checker = join_config_checker_of(node.cfg());
   s.on_shutdown = hook ? std::move(hook)
                        : [](const std::string&) { runtime::request_stop(); };
   s.clock = &node.clock();

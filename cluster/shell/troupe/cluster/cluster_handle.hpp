@@ -53,7 +53,10 @@ public:
   /// Starts the daemon of `node` from its configuration: the membership
   /// keys (`cluster.*`, `cluster.failure_detector.*`; a non-empty
   /// `cluster.seed_nodes` joins at start), the join configuration
-  /// (`cluster.name` and `troupe.protocol_version`, both must match). `hook`
+  /// (`cluster.name` and `troupe.protocol_version`, both must match, and
+  /// every key a module marked with `config_schema::check_on_join`, which
+  /// must match when both nodes have it: join_config_of and
+  /// join_config_checker_of in join_config_checker.hpp). `hook`
   /// runs when the node must stop; empty: `runtime::request_stop()` (the
   /// process's main loop then shuts the node down, as on SIGTERM). The
   /// node's shutdown stops the daemon. Errors: invalid_settings naming the

@@ -398,6 +398,13 @@ std::vector<const config_key*> config_schema::keys() const {
   return result;
 }
 
+void config_schema::check_on_join(std::string_view name) {
+  auto i = keys_.find(name);
+  TROUPE_ASSERT(i != keys_.end());
+  TROUPE_ASSERT(i->second.type != config_type::secret);
+  i->second.checked_on_join = true;
+}
+
 const config_key* config_schema::closest(std::string_view name) const {
   const config_key* best = nullptr;
   size_t best_distance = 3;
@@ -470,6 +477,14 @@ std::string config::render(std::string_view key) const {
         return fmt::format("{}", v);
     },
     i->second.value);
+}
+
+std::map<std::string, std::string> config::join_checked_values() const {
+  std::map<std::string, std::string> result;
+  for (const auto* key : schema_->keys())
+    if (key->checked_on_join)
+      result.emplace(key->name, render(key->name));
+  return result;
 }
 
 error config::set(std::string_view key, std::string_view text,
@@ -575,9 +590,12 @@ std::string render_markdown(const config_schema& schema) {
       default_cell = "(empty)";
     else
       default_cell = fmt::format("`{}`", cell(key->default_value));
+    auto description = key->description;
+    if (key->checked_on_join)
+      description += " Checked at join: must be equal on every node.";
     result += fmt::format("| `{}` | {} | {} | `{}` | {} |\n", key->name,
                           cell(type_column(*key)), default_cell,
-                          env_name_of(key->name), cell(key->description));
+                          env_name_of(key->name), cell(description));
   }
   return result;
 }

@@ -68,6 +68,9 @@ struct config_key {
   /// "disabled" (Akka's `off`). Such a key renders a zero as "off"; set
   /// `min_duration` so that "0s" is not a second way to write it.
   bool off_allowed = false;
+  /// Checked at join (config_schema::check_on_join): the value must be
+  /// equal on every node of a cluster.
+  bool checked_on_join = false;
 };
 
 /// A key with the four fields every declaration sets; constraints
@@ -104,6 +107,17 @@ public:
   /// nullptr. Ties go to the first key in name order. Used for "did you
   /// mean" hints.
   const config_key* closest(std::string_view name) const;
+
+  /// Marks the declared key `name` as checked at join: a node sends its
+  /// value (as `config::render` gives it) when it joins a cluster, and a
+  /// node whose value differs from the cluster's is refused with a reason
+  /// naming the key and both values; a node that does not declare the key
+  /// (e.g. runs without the module) joins (Akka's JoinConfigCompatChecker
+  /// for a module's own keys, e.g. `sharding.number_of_shards`;
+  /// cluster/core join_config_checker.hpp, rule ignore_if_missing).
+  /// Marking an undeclared key or a secret (its value would travel and be
+  /// logged in clear text) is a programmer error (asserts).
+  void check_on_join(std::string_view name);
 
 private:
   std::map<std::string, config_key, std::less<>> keys_;
@@ -169,6 +183,10 @@ public:
   error set(std::string_view key, const raw_config_value& value,
             config_origin origin);
 
+  /// The values of the keys marked with `config_schema::check_on_join`,
+  /// rendered as `render` does, by key.
+  std::map<std::string, std::string> join_checked_values() const;
+
   /// The schema this configuration was built from.
   const config_schema& schema() const noexcept {
     return *schema_;
@@ -220,7 +238,8 @@ struct config_sources {
 };
 
 /// The reference documentation of a schema as Markdown: one table row per
-/// key with type, default, environment variable and description.
+/// key with type, default, environment variable and description (a key
+/// checked at join says so at the end of its description).
 std::string render_markdown(const config_schema& schema);
 
 } // namespace troupe::runtime

@@ -12,6 +12,18 @@ enum class errc : uint8_t {
   none = 0,
   /// A `sharding.*` setting failed validation (key and value named).
   invalid_settings,
+  /// A message names an entity type that no region on this node serves
+  /// (the type name named).
+  unknown_type,
+  /// The type's message extractor could not map a message to an entity id
+  /// and a shard id (the type and the message's type named).
+  unmappable_message,
+  /// The coordinator refused a region's registration (e.g. a different
+  /// number_of_shards; the reason names both values).
+  registration_refused,
+  /// A region or coordinator could not start (no cluster, no remoting, a
+  /// region of that type already runs on this node, a bad type name).
+  start_failed,
 };
 
 /// The enumerator's name, e.g. "invalid_settings".

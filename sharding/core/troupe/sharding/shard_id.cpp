@@ -6,16 +6,6 @@
 
 namespace troupe::sharding {
 
-const char* to_string(errc x) noexcept {
-  switch (x) {
-    case errc::none:
-      return "none";
-    case errc::invalid_settings:
-      return "invalid_settings";
-  }
-  return "unknown";
-}
-
 uint64_t stable_hash(std::string_view bytes) noexcept {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : bytes) {

@@ -50,7 +50,8 @@ using runtime::timestamp;
 ///   from Akka's 100 and 0.1).
 /// - passivation_idle_timeout: 120s; an entity that got no message for
 ///   this long is passivated (Akka's `passivation.default-idle-strategy.
-///   idle-entity.timeout`); 0 turns idle passivation off.
+///   idle-entity.timeout`); 0 turns idle passivation off (the key takes
+///   `off` for it, as Akka's does).
 /// - passivation_active_entity_limit: 0 (no limit); the most active
 ///   entities of one type on one region; above it the least recently used
 ///   one is passivated (Akka's `active-entity-limit`, which is per region

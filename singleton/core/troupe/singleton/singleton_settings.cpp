@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "troupe/runtime/settings_check.hpp"
 #include "troupe/singleton/errc.hpp"
 
 namespace troupe::singleton {
@@ -15,39 +16,28 @@ namespace {
 using runtime::config_type;
 using runtime::render_duration;
 
-constexpr timespan max_duration = std::chrono::hours{24};
-constexpr timespan min_interval = std::chrono::milliseconds{1};
-
 runtime::error invalid(std::string what) {
   return runtime::make_error(errc::invalid_settings, std::move(what));
 }
 
+// The shared rules (runtime/settings_check.hpp), filed under this module's
+// errc.
 runtime::error check_positive(std::string_view key, timespan value) {
-  if (value <= timespan::zero())
-    return invalid(fmt::format("{} must be greater than 0, got {}", key,
-                               render_duration(value)));
-  if (value > max_duration)
-    return invalid(fmt::format("{} must be at most 24h, got {}", key,
-                               render_duration(value)));
+  if (auto err = runtime::check_positive_duration(key, value))
+    return invalid(std::move(err.message));
   return {};
 }
 
-// A period: as check_positive, and at least 1ms (a shorter one floods the
-// network, and 24h / 1ns overflows the retry count).
 runtime::error check_interval(std::string_view key, timespan value) {
-  if (auto err = check_positive(key, value))
-    return err;
-  if (value < min_interval)
-    return invalid(fmt::format("{} must be at least 1ms, got {}", key,
-                               render_duration(value)));
+  if (auto err = runtime::check_interval(key, value))
+    return invalid(std::move(err.message));
   return {};
 }
 
 runtime::error check_retries(int64_t value) {
-  if (value < 1 || value > 10000)
-    return invalid(fmt::format("singleton.min_number_of_hand_over_retries "
-                               "must be in [1, 10000], got {}",
-                               value));
+  if (auto err = runtime::check_integer_in(
+        "singleton.min_number_of_hand_over_retries", value, 1, 10000))
+    return invalid(std::move(err.message));
   return {};
 }
 
@@ -76,11 +66,9 @@ runtime::error validate(const manager_settings& s) {
   if (auto err = check_interval("singleton.lease_retry_interval",
                                 s.lease_retry_interval))
     return err;
-  if (s.down_removal_margin < timespan::zero()
-      || s.down_removal_margin > max_duration)
-    return invalid(fmt::format("singleton.down_removal_margin must be in "
-                               "[0, 24h], got {}",
-                               render_duration(s.down_removal_margin)));
+  if (auto err = runtime::check_duration_up_to_a_day(
+        "singleton.down_removal_margin", s.down_removal_margin))
+    return invalid(std::move(err.message));
   if (auto err
       = check_positive("singleton.restart_min_backoff", s.restart_min_backoff))
     return err;
@@ -102,10 +90,9 @@ runtime::error validate(const proxy_settings& s) {
   if (auto err = check_interval("singleton.proxy.identification_interval",
                                 s.identification_interval))
     return err;
-  if (s.buffer_size > 10'000'000)
-    return invalid(fmt::format("singleton.proxy.buffer_size must be at most "
-                               "10000000, got {}",
-                               s.buffer_size));
+  if (auto err = runtime::check_count_at_most("singleton.proxy.buffer_size",
+                                              s.buffer_size, 10'000'000))
+    return invalid(std::move(err.message));
   return {};
 }
 
@@ -178,17 +165,13 @@ manager_settings_from_config(const runtime::config& cfg,
   s.min_number_of_hand_over_retries = static_cast<int>(retries);
   s.use_lease = cfg.get<bool>("singleton.use_lease");
   s.lease_retry_interval = cfg.get<timespan>("singleton.lease_retry_interval");
-  const auto& margin = cfg.get<std::string>("singleton.down_removal_margin");
-  if (margin == "auto") {
-    s.down_removal_margin = s.use_lease ? timespan::zero() : stable_after;
-  } else {
-    auto d = runtime::parse_duration(margin);
-    if (!d)
-      return invalid(fmt::format("singleton.down_removal_margin must be auto "
-                                 "or a duration with a unit, got \"{}\"",
-                                 margin));
-    s.down_removal_margin = *d;
-  }
+  auto margin = runtime::auto_or_duration(
+    "singleton.down_removal_margin",
+    cfg.get<std::string>("singleton.down_removal_margin"),
+    s.use_lease ? timespan::zero() : stable_after);
+  if (!margin)
+    return invalid(margin.error().message);
+  s.down_removal_margin = *margin;
   s.restart_on_stop = cfg.get<bool>("singleton.restart_on_stop");
   s.restart_min_backoff = cfg.get<timespan>("singleton.restart_min_backoff");
   s.restart_max_backoff = cfg.get<timespan>("singleton.restart_max_backoff");
