@@ -16,6 +16,12 @@ const char* to_string(errc x) noexcept {
       return "registration_refused";
     case errc::start_failed:
       return "start_failed";
+    case errc::invalid_name:
+      return "invalid_name";
+    case errc::not_running:
+      return "not_running";
+    case errc::no_coordinator:
+      return "no_coordinator";
   }
   return "unknown";
 }

@@ -24,6 +24,14 @@ enum class errc : uint8_t {
   /// A region or coordinator could not start (no cluster, no remoting, a
   /// region of that type already runs on this node, a bad type name).
   start_failed,
+  /// An entity type name breaks the naming rule (the name and the rule
+  /// named).
+  invalid_name,
+  /// The region has stopped (or was never started).
+  not_running,
+  /// No coordinator answered a query in time (none known yet, or it is
+  /// unreachable).
+  no_coordinator,
 };
 
 /// The enumerator's name, e.g. "invalid_settings".

@@ -500,6 +500,16 @@ public:
     return n;
   }
 
+  /// The references of every local entity (any state): what the owner
+  /// kills when it goes away without a graceful stop.
+  std::vector<EntityRef> entity_refs() const {
+    std::vector<EntityRef> out;
+    out.reserve(entities_.size());
+    for (auto& [id, e] : entities_)
+      out.push_back(e.ref);
+    return out;
+  }
+
   /// All local entities, and the active ones.
   size_t entity_count() const noexcept {
     return entities_.size();

@@ -1,0 +1,266 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster_daemon_support.hpp"
+#include "sim_remoting.hpp"
+#include "troupe/lease/caf_glue.hpp"
+#include "troupe/lease/in_memory_lease_backend.hpp"
+#include "troupe/sharding/errc.hpp"
+#include "troupe/sharding/sharding.hpp"
+#include "troupe/singleton/caf_glue.hpp"
+
+// The region and coordinator actors on CAF's deterministic coordinator and
+// the simulated transport: cluster daemons, regions, the coordinator as a
+// singleton, on simulated time. The journal is written by the entities
+// themselves (one shared vector: the world is single-threaded).
+
+using namespace troupe;
+using namespace troupe::test;
+using cluster::cluster_handle;
+using sharding::entity_context;
+using sharding::region_options;
+using sharding::shard_region;
+using sharding::sharding_settings;
+
+namespace {
+
+const std::vector<unique_address> nodes{{"10.0.0.1", 2552, 11},
+                                        {"10.0.0.2", 2552, 22},
+                                        {"10.0.0.3", 2552, 33},
+                                        {"10.0.0.4", 2552, 44}};
+
+cluster::endpoint ep(const unique_address& x) {
+  return cluster::endpoint_of(x);
+}
+
+/// What the entities did: "start <entity> <host>", "recv <entity> <host>
+/// <text>", "exit <entity> <host>".
+struct journal {
+  std::vector<std::string> lines;
+  // entity -> hosts where an incarnation is alive now
+  std::map<std::string, std::multiset<std::string>> live;
+  size_t max_live = 0;
+
+  size_t count(const std::string& prefix) const {
+    return static_cast<size_t>(
+      std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+        return l.rfind(prefix, 0) == 0;
+      }));
+  }
+};
+
+sharding_settings test_settings() {
+  sharding_settings s;
+  s.number_of_shards = 30;
+  s.retry_interval = 500ms;
+  s.hand_off_timeout = 10s;
+  s.rebalance_interval = 2s;
+  s.entity_stop_timeout = 2s;
+  s.passivation_idle_timeout = 0s;
+  s.down_removal_margin = 3s;
+  return s;
+}
+
+class sharding_world {
+public:
+  sharding_world() = default;
+
+  ~sharding_world() {
+    for (auto& r : regions_)
+      if (r.actor())
+        caf::anon_send_exit(r.actor(), caf::exit_reason::user_shutdown);
+    for (auto& r : regions_)
+      if (auto m = r.coordinator_manager())
+        caf::anon_send_exit(m->actor(), caf::exit_reason::user_shutdown);
+    for (auto& h : clusters_)
+      h.stop();
+    w.det().run();
+  }
+
+  void start_node(size_t i) {
+    auto remoting = w.start(nodes.at(i));
+    cluster::cluster_daemon_settings s;
+    s.membership = short_settings();
+    s.membership.seed_nodes = {ep(nodes.front())};
+    s.config = test_join_config();
+    s.on_shutdown = stops->hook();
+    auto h = cluster_handle::start(w.sys(), remoting, std::move(s));
+    REQUIRE(h);
+    clusters_.resize(std::max(clusters_.size(), i + 1));
+    remotings_.resize(std::max(remotings_.size(), i + 1));
+    clusters_[i] = *h;
+    remotings_[i] = remoting;
+  }
+
+  void start_cluster(size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      start_node(i);
+    w.advance(10s);
+    REQUIRE(all_up(state(0), n));
+  }
+
+  sharding::entity_factory factory() {
+    auto j = log;
+    return [j](caf::event_based_actor* self,
+               const entity_context& ctx) -> caf::behavior {
+      auto host = ctx.node.host;
+      auto id = ctx.entity;
+      j->lines.push_back("start " + id + " " + host);
+      auto& live = j->live[id];
+      live.insert(host);
+      j->max_live = std::max(j->max_live, live.size());
+      self->attach_functor([j, id, host] {
+        j->lines.push_back("exit " + id + " " + host);
+        auto& l = j->live[id];
+        l.erase(l.find(host));
+      });
+      return {
+        [j, id, host](const std::string& text) {
+          j->lines.push_back("recv " + id + " " + host + " " + text);
+        },
+      };
+    };
+  }
+
+  shard_region start_region(size_t i, region_options opts = {},
+                            bool proxy_only = false) {
+    if (!opts.settings)
+      opts.settings = test_settings();
+    auto r = shard_region::start(w.sys(), clusters_.at(i), remotings_.at(i),
+                                 "account", factory(), std::move(opts),
+                                 proxy_only, !proxy_only);
+    REQUIRE(r);
+    regions_.push_back(*r);
+    w.det().run();
+    return *r;
+  }
+
+  // Asks and lets simulated time pass until the answer came (a query the
+  // region forwards to the coordinator crosses the simulated network).
+  template <class T, class Handle, class... Ts>
+  T ask(const Handle& h, Ts... xs) {
+    probe p{w.sys()};
+    p.send(h, xs...);
+    w.det().run();
+    auto got = p.poll<T>();
+    for (int i = 0; i < 50 && !got; ++i) {
+      w.advance(100ms);
+      got = p.poll<T>();
+    }
+    REQUIRE(got);
+    REQUIRE(*got);
+    return **got;
+  }
+
+  sharding::region_status status(const shard_region& r) {
+    return ask<sharding::region_status>(r.actor(),
+                                        sharding::status_atom::value);
+  }
+
+  sharding::shard_map_reply shard_map(const shard_region& r) {
+    return ask<sharding::shard_map_reply>(r.actor(),
+                                          sharding::shard_map_atom::value);
+  }
+
+  cluster::current_cluster_state state(size_t i) {
+    return ask<cluster::current_cluster_state>(clusters_.at(i).actor(),
+                                               cluster::state_atom::value);
+  }
+
+  const cluster_handle& cluster(size_t i) const {
+    return clusters_.at(i);
+  }
+
+  template <class Pred>
+  bool advance_until(Pred pred, runtime::timespan limit,
+                     runtime::timespan step = 100ms) {
+    auto end = w.det().now() + limit;
+    while (!pred() && w.det().now() < end)
+      w.advance(step);
+    return pred();
+  }
+
+  sim_remoting w{1,
+                 {},
+                 {lease::add_lease_types, singleton::add_singleton_types,
+                  sharding::add_sharding_types}};
+  std::shared_ptr<journal> log = std::make_shared<journal>();
+  std::shared_ptr<shutdown_log> stops = std::make_shared<shutdown_log>();
+
+private:
+  std::vector<cluster_handle> clusters_;
+  std::vector<remoting_handle> remotings_;
+  std::vector<shard_region> regions_;
+};
+
+std::string entity(int i) {
+  return "e" + std::to_string(i);
+}
+
+} // namespace
+
+TEST_CASE("sharding (sim): messages reach their entities on three nodes") {
+  sharding_world x;
+  x.start_cluster(3);
+  std::vector<shard_region> rs;
+  for (size_t i = 0; i < 3; ++i)
+    rs.push_back(x.start_region(i));
+  for (int i = 0; i < 60; ++i)
+    REQUIRE_FALSE(rs[i % 3].tell(entity(i), std::string{"m1"}));
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 60; }, 20s));
+  for (int i = 0; i < 60; ++i)
+    REQUIRE_FALSE(rs[(i + 1) % 3].tell(entity(i), std::string{"m2"}));
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 120; }, 20s));
+  // One incarnation per entity, and every region hosts some shards.
+  CHECK(x.log->count("start ") == 60);
+  CHECK(x.log->max_live == 1);
+  size_t shards = 0;
+  for (auto& r : rs) {
+    auto s = x.status(r);
+    CHECK(!s.shards.empty());
+    shards += s.shards.size();
+  }
+  auto map = x.shard_map(rs[1]);
+  CHECK(map.active);
+  size_t mapped = 0;
+  for (auto& [node, xs] : map.regions)
+    mapped += xs.size();
+  CHECK(mapped == shards);
+}
+
+TEST_CASE("sharding (sim): an unmappable message and an empty entity id are "
+          "errors naming what was wrong") {
+  sharding_world x;
+  x.start_cluster(1);
+  auto r = x.start_region(0);
+  auto err = r.send(caf::make_message(int32_t{42}));
+  REQUIRE(err);
+  CHECK(err.code == static_cast<uint8_t>(sharding::errc::unmappable_message));
+  INFO(err.message);
+  CHECK(err.message.find("(@i32)") != std::string::npos); // CAF's name
+  auto err2 = r.tell("", std::string{"x"});
+  REQUIRE(err2);
+  CHECK(err2.message.find("empty entity id") != std::string::npos);
+  // The default extractor takes a leading string as the entity id.
+  CHECK_FALSE(r.send(caf::make_message(std::string{"e1"})));
+  CHECK(x.advance_until([&] { return x.log->count("recv e1") == 1; }, 10s));
+}
+
+TEST_CASE("sharding (sim): an unknown type name is an error naming the "
+          "types that run") {
+  sharding_world x;
+  x.start_cluster(1);
+  x.start_region(0);
+  auto found = sharding::find_region(x.w.sys(), "acount");
+  REQUIRE_FALSE(found);
+  CHECK(found.error().code == static_cast<uint8_t>(sharding::errc::unknown_type));
+  CHECK(found.error().message.find("'acount'") != std::string::npos);
+  CHECK(found.error().message.find("account") != std::string::npos);
+  CHECK(sharding::find_region(x.w.sys(), "account"));
+}
