@@ -951,3 +951,10 @@ TEST_CASE("region: a view without this node before it joined is not a "
   CHECK(r.e.down());
   CHECK(r.e.is_stopped());
 }
+
+TEST_CASE("region: an entity's record is at most 64 bytes with a pointer-sized "
+          "reference") {
+  // the memory-per-idle-entity target (<= 1.25x a bare CAF actor) leaves
+  // little room: two intrusive lists, the shard, a time and a state
+  CHECK(region_engine<std::string, void*>::entity_record_size() <= 64);
+}
