@@ -176,7 +176,7 @@ sharding_settings with_buffer(size_t n) {
 
 } // namespace
 
-// -- routing ------------------------------------------------------------------
+// -- routing -----------------------------------------------------------------
 
 namespace {
 
@@ -341,8 +341,7 @@ TEST_CASE("region: register_ack asks at once for every shard with waiting "
   CHECK(out == strings{"a: get_shard_home s1", "a: get_shard_home s2"});
 }
 
-// -- the buffer bound
-// ----------------------------------------------------------
+// -- the buffer bound ---------------------------------------------------------
 
 TEST_CASE("region: all buffered messages together are at most buffer_size, "
           "the rest is dropped, counted and logged") {
@@ -381,8 +380,7 @@ TEST_CASE("region: the buffers of passivating entities count in the region's "
   CHECK(r.e.buffered() == 1);
 }
 
-// -- the coordinator
-// -----------------------------------------------------------
+// -- the coordinator ----------------------------------------------------------
 
 TEST_CASE("region: registers with the oldest member with the role, every "
           "retry_interval until register_ack") {
@@ -500,8 +498,7 @@ TEST_CASE("region: homes on removed members are forgotten") {
   CHECK(r.e.buffered() == 1);
 }
 
-// -- hand-off
-// ------------------------------------------------------------------
+// -- hand-off -----------------------------------------------------------------
 
 TEST_CASE("region: hand-off stops the shard's entities, answers shard_stopped "
           "only after all terminated, and its buffer goes to the new home") {
@@ -570,6 +567,24 @@ TEST_CASE("region: messages in a passivating entity's buffer survive its "
         == strings{"a: shard_stopped s1", "a: get_shard_home s1"});
   CHECK(r.from('a', shard_home{"s1", node('b')})
         == strings{"forward b s1 e1 <- m2", "forward b s1 e1 <- m3"});
+}
+
+TEST_CASE("region: a hand_off without begin_hand_off keeps a passivating "
+          "entity's messages for the new home") {
+  region r;
+  r.registered();
+  r.host("s1");
+  r.tell("e1", "s1", "m0");
+  REQUIRE(r.passivate("e1") == strings{"stop e1#1"});
+  CHECK(r.tell("e1", "s1", "m1").empty());
+  // e1 is stopping already: no second stop; its message waits at the region
+  CHECK(r.from('a', hand_off{"s1"}) == strings{"a: get_shard_home s1"});
+  CHECK(r.e.buffered("s1") == 1);
+  CHECK(r.from('a', shard_home{"s1", node('b')})
+        == strings{"forward b s1 e1 <- m1"});
+  CHECK(r.terminated("e1") == strings{"a: shard_stopped s1"});
+  CHECK(r.tell("e1", "s1", "m2") == strings{"forward b s1 e1 <- m2"});
+  CHECK(r.e.counters().spawned == 1);
 }
 
 TEST_CASE("region: an entity that does not stop within entity_stop_timeout "
@@ -666,8 +681,7 @@ TEST_CASE("region: a proxy-only region asked to host logs an ERROR and "
   CHECK(r.e.entity_count() == 0);
 }
 
-// -- passivation
-// ---------------------------------------------------------------
+// -- passivation --------------------------------------------------------------
 
 TEST_CASE("region: an entity idle for passivation_idle_timeout is passivated, "
           "scanning from the least recently used") {
@@ -784,8 +798,7 @@ TEST_CASE("region: a failed spawn drops the messages and logs an ERROR "
   CHECK(r.tell("e1", "s1", "m2") == strings{"e1#1 <- m2"});
 }
 
-// -- graceful shutdown and downing
-// ---------------------------------------------
+// -- graceful shutdown and downing --------------------------------------------
 
 TEST_CASE("region: graceful shutdown holds the exit, asks the coordinator, "
           "hands off and then stops") {
@@ -937,4 +950,11 @@ TEST_CASE("region: a view without this node before it joined is not a "
   CHECK(r.members("a:up:1 b:up:2") == strings{"stopped"});
   CHECK(r.e.down());
   CHECK(r.e.is_stopped());
+}
+
+TEST_CASE("region: an entity's record is at most 64 bytes with a pointer-sized "
+          "reference") {
+  // the memory-per-idle-entity target (<= 1.25x a bare CAF actor) leaves
+  // little room: two intrusive lists, the shard, a time and a state
+  CHECK(region_engine<std::string, void*>::entity_record_size() <= 64);
 }

@@ -149,7 +149,8 @@ enum class shard_state : uint8_t {
 ///   messages of a previous coordinator. A new coordinator node (or a
 ///   `coordinator_hello`) gets `register_region` with the hosted shards,
 ///   repeated every retry_interval until `register_ack`; a refusal is an
-///   ERROR line and ends the attempts to that coordinator.
+///   ERROR line and ends the attempts to that coordinator (until its
+///   `coordinator_hello`, or another coordinator node).
 /// - Routing a message for shard S: S hosted here and active -> its entity
 ///   (running: straight through, spawned when absent; stopping: its
 ///   buffer, for the next incarnation). S's home known and remote ->
@@ -248,14 +249,22 @@ public:
     // nop
   }
 
+  /// Bytes of one entity's record (without the map node around it and the
+  /// id's characters), for the memory-per-entity benchmark.
+  static constexpr size_t entity_record_size() noexcept {
+    return sizeof(entity_record);
+  }
+
   region_engine(const region_engine&) = delete;
   region_engine& operator=(const region_engine&) = delete;
 
   /// Routes `msg` for `entity` of `shard`. Returns the entity's reference
   /// when `msg` can go straight to a running local entity: the caller
   /// sends `msg` itself (untouched here), after executing every earlier
-  /// command. Otherwise returns null and has taken `msg` (moved): see the
-  /// commands (buffered, forwarded, delivered after a spawn, or dropped).
+  /// command. Otherwise returns null and has taken `msg`: moved into a
+  /// buffer or a command (forwarded, delivered after a spawn), or dropped
+  /// (counted; then `msg` may be left as it was). The reference stays
+  /// valid until the next call of the engine.
   const EntityRef* deliver(const entity_id& entity, const shard_id& shard,
                            Payload& msg, timestamp now) {
     if (auto i = entities_.find(entity); i != entities_.end()) {
