@@ -67,6 +67,10 @@ sharding_settings test_settings() {
   return s;
 }
 
+std::string entity(int i) {
+  return "e" + std::to_string(i);
+}
+
 class sharding_world {
 public:
   sharding_world() = default;
@@ -186,11 +190,38 @@ public:
     return pred();
   }
 
+  /// A coordinator lease of `owner` over the shared in-memory store.
+  lease::lease_handle make_lease(const unique_address& owner) {
+    lease::lease_settings ls;
+    ls.name = "test-shard-coordinator-account";
+    ls.owner = to_string(owner);
+    ls.ttl = 15s;
+    ls.renewal_interval = 5s;
+    ls.safety_margin = 1500ms;
+    ls.operation_timeout = 2s;
+    ls.acquire_retries = 3;
+    ls.acquire_retry_delay = 100ms;
+    auto h = lease::lease_handle::spawn(
+      w.sys(), ls, std::make_shared<lease::in_memory_lease_backend>(store));
+    REQUIRE(h);
+    w.det().track(h->actor());
+    w.det().run();
+    return *h;
+  }
+
+  /// Sends "<tag>" to entities e0..e<n-1> through `r`.
+  void send_all(const shard_region& r, int n, const std::string& tag) {
+    for (int i = 0; i < n; ++i)
+      REQUIRE_FALSE(r.tell(entity(i), tag));
+  }
+
   sim_remoting w{1,
                  {},
                  {lease::add_lease_types, singleton::add_singleton_types,
                   sharding::add_sharding_types}};
   std::shared_ptr<journal> log = std::make_shared<journal>();
+  std::shared_ptr<lease::in_memory_lease_store> store
+    = std::make_shared<lease::in_memory_lease_store>(w.det().clock());
   std::shared_ptr<shutdown_log> stops = std::make_shared<shutdown_log>();
 
 private:
@@ -198,10 +229,6 @@ private:
   std::vector<remoting_handle> remotings_;
   std::vector<shard_region> regions_;
 };
-
-std::string entity(int i) {
-  return "e" + std::to_string(i);
-}
 
 } // namespace
 
@@ -259,8 +286,151 @@ TEST_CASE("sharding (sim): an unknown type name is an error naming the "
   x.start_region(0);
   auto found = sharding::find_region(x.w.sys(), "acount");
   REQUIRE_FALSE(found);
-  CHECK(found.error().code == static_cast<uint8_t>(sharding::errc::unknown_type));
+  CHECK(found.error().code
+        == static_cast<uint8_t>(sharding::errc::unknown_type));
   CHECK(found.error().message.find("'acount'") != std::string::npos);
   CHECK(found.error().message.find("account") != std::string::npos);
   CHECK(sharding::find_region(x.w.sys(), "account"));
+}
+
+TEST_CASE("sharding (sim): a fourth node takes about a quarter of the shards "
+          "by rebalance, with one incarnation per entity throughout") {
+  sharding_world x;
+  x.start_cluster(3);
+  std::vector<shard_region> rs;
+  for (size_t i = 0; i < 3; ++i)
+    rs.push_back(x.start_region(i));
+  x.send_all(rs[0], 300, "a");
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 300; }, 20s));
+  size_t before = 0;
+  for (auto& r : rs)
+    before += x.status(r).shards.size();
+  REQUIRE(before == 30); // 300 entities cover all 30 shards
+  x.start_node(3);
+  REQUIRE(x.advance_until([&] { return all_up(x.state(0), 4); }, 10s));
+  rs.push_back(x.start_region(3));
+  // Rebalance every 2s; traffic goes on meanwhile.
+  for (int round = 0; round < 10; ++round) {
+    x.send_all(rs[round % 4], 300, "b" + std::to_string(round));
+    x.w.advance(1s);
+  }
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 3300; }, 30s));
+  auto fourth = x.status(rs[3]).shards.size();
+  CHECK(fourth >= 7);
+  CHECK(fourth <= 8);
+  size_t after = 0;
+  for (auto& r : rs)
+    after += x.status(r).shards.size();
+  CHECK(after == 30);
+  CHECK(x.log->max_live == 1);
+}
+
+TEST_CASE("sharding (sim): a region's graceful stop hands its shards off "
+          "before they run elsewhere, and no message is lost") {
+  sharding_world x;
+  x.start_cluster(3);
+  std::vector<shard_region> rs;
+  for (size_t i = 0; i < 3; ++i)
+    rs.push_back(x.start_region(i));
+  x.send_all(rs[0], 90, "a");
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 90; }, 20s));
+  auto on_c = x.status(rs[2]).shards.size();
+  REQUIRE(on_c > 0);
+  rs[2].stop();
+  x.send_all(rs[0], 90, "b"); // while the hand-off runs: buffered, not lost
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 180; }, 30s));
+  CHECK(x.log->max_live == 1);
+  // Every entity that lived on C stopped there before it started elsewhere.
+  for (auto& [id, hosts] : x.log->live)
+    CHECK(hosts.count(nodes[2].host) == 0);
+  size_t total = 0;
+  for (size_t i = 0; i < 2; ++i)
+    total += x.status(rs[i]).shards.size();
+  CHECK(total == 30);
+}
+
+TEST_CASE("sharding (sim): a downed member's shards move only after the "
+          "removal margin, after its entities stopped") {
+  sharding_world x;
+  x.start_cluster(3);
+  std::vector<shard_region> rs;
+  for (size_t i = 0; i < 3; ++i)
+    rs.push_back(x.start_region(i));
+  x.send_all(rs[0], 90, "a");
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 90; }, 20s));
+  std::set<std::string> on_c;
+  for (auto& [id, hosts] : x.log->live)
+    if (hosts.count(nodes[2].host) > 0)
+      on_c.insert(id);
+  REQUIRE(!on_c.empty());
+  auto downed_at = x.w.det().now();
+  x.cluster(0).down(nodes[2]);
+  x.send_all(rs[0], 90, "b");
+  // Not one entity of C's shards runs elsewhere within the margin (3s),
+  // while the other entities answer.
+  auto restarted_early = [&] {
+    for (auto& id : on_c)
+      if (!x.log->live[id].empty() && x.log->live[id].count(nodes[2].host) == 0)
+        return true;
+    return false;
+  };
+  while (x.w.det().now() - downed_at < 2900ms) {
+    x.w.advance(100ms);
+    REQUIRE_FALSE(restarted_early());
+  }
+  CHECK(x.log->count("recv ") >= 90 + 90 - on_c.size());
+  // C learnt it is down and stopped its entities.
+  for (auto& id : on_c)
+    CHECK(x.log->live[id].count(nodes[2].host) == 0);
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 180; }, 20s));
+  CHECK(x.log->max_live == 1);
+}
+
+TEST_CASE("sharding (sim): an idle entity is passivated and a later message "
+          "starts a new incarnation") {
+  sharding_world x;
+  x.start_cluster(1);
+  region_options opts;
+  opts.settings = test_settings();
+  opts.settings->passivation_idle_timeout = 5s;
+  auto r = x.start_region(0, std::move(opts));
+  REQUIRE_FALSE(r.tell("e1", std::string{"a"}));
+  REQUIRE(x.advance_until([&] { return x.log->count("recv e1") == 1; }, 10s));
+  x.w.advance(3s);
+  CHECK(x.log->count("exit e1") == 0);
+  REQUIRE(x.advance_until([&] { return x.log->count("exit e1") == 1; }, 5s));
+  CHECK(x.status(r).passivated == 1);
+  REQUIRE_FALSE(r.tell("e1", std::string{"b"}));
+  REQUIRE(x.advance_until([&] { return x.log->count("recv e1") == 2; }, 5s));
+  CHECK(x.log->count("start e1") == 2);
+}
+
+TEST_CASE("sharding (sim): with the coordinator lease held by a stale holder "
+          "nothing is allocated until it is free") {
+  sharding_world x;
+  auto stale = x.make_lease({"10.9.9.9", 2552, 99});
+  probe p{x.w.sys()};
+  p.send(stale.actor(), lease::acquire_atom::value, runtime::timespan{5s});
+  x.w.det().run();
+  auto got = p.poll<lease::acquire_result>();
+  REQUIRE(got);
+  REQUIRE(*got);
+  REQUIRE((*got)->acquired);
+  x.start_cluster(2);
+  std::vector<shard_region> rs;
+  for (size_t i = 0; i < 2; ++i) {
+    region_options opts;
+    opts.coordinator_lease = x.make_lease(nodes[i]);
+    rs.push_back(x.start_region(i, std::move(opts)));
+  }
+  x.send_all(rs[1], 20, "a");
+  x.w.advance(20s);
+  CHECK(x.log->count("start ") == 0);
+  CHECK(x.status(rs[1]).buffered == 20);
+  // The stale holder lets go: the coordinator starts and allocates.
+  p.send(stale.actor(), lease::release_atom::value);
+  x.w.det().run();
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 20; }, 20s));
+  CHECK(x.store->record("test-shard-coordinator-account")->holder
+        == to_string(nodes[0]));
 }

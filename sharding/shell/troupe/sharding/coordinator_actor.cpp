@@ -40,8 +40,8 @@ void execute(caf::event_based_actor* self, coordinator_state& st,
              coordinator_effects fx) {
   for (auto& node : fx.watch)
     if (auto err = st.init.remoting.watch(remote_ref{node, st.region}, self))
-      st.log.warning("{}: cannot watch the region on {}: {}",
-                     st.init.type_name, to_string(node), err.message);
+      st.log.warning("{}: cannot watch the region on {}: {}", st.init.type_name,
+                     to_string(node), err.message);
   for (auto& x : fx.send) {
     auto msg = std::visit([](const auto& m) { return caf::make_message(m); },
                           x.message);
@@ -61,9 +61,9 @@ void execute(caf::event_based_actor* self, coordinator_state& st,
 template <class T>
 auto on_region_message(caf::event_based_actor* self, state_ptr st) {
   return [self, st](const remote_ref& from, const T& m) {
-    execute(self, *st,
-            st->engine->on_message(from.node, to_coordinator{m},
-                                   st->clock->now()));
+    execute(
+      self, *st,
+      st->engine->on_message(from.node, to_coordinator{m}, st->clock->now()));
   };
 }
 
@@ -93,11 +93,11 @@ caf::behavior coordinator_behavior(caf::event_based_actor* self,
                st->init.type_name, ctx.incarnation, to_string(ctx.node),
                ctx.fencing_token);
   st->init.cluster.subscribe_view(caf::actor_cast<caf::actor>(self));
-  self->attach_functor([cluster = st->init.cluster,
-                        me = caf::actor_cast<caf::actor_addr>(self)] {
-    if (auto a = caf::actor_cast<caf::actor>(me))
-      cluster.unsubscribe(a);
-  });
+  self->attach_functor(
+    [cluster = st->init.cluster, me = caf::actor_cast<caf::actor_addr>(self)] {
+      if (auto a = caf::actor_cast<caf::actor>(me))
+        cluster.unsubscribe(a);
+    });
   bool started = false;
   return {
     [self, st, started](view_atom, const cluster::gossip& g) mutable {
@@ -142,9 +142,9 @@ caf::behavior coordinator_behavior(caf::event_based_actor* self,
         default:
           return;
       }
-      execute(self, *st,
-              st->engine->on_region_terminated(down.ref.node, why,
-                                               st->clock->now()));
+      execute(
+        self, *st,
+        st->engine->on_region_terminated(down.ref.node, why, st->clock->now()));
     },
     [self, st](tick_atom, int64_t due) {
       if (st->scheduled && st->scheduled->time_since_epoch().count() == due)

@@ -148,8 +148,7 @@ void run(shared& sh) {
           } else if constexpr (std::is_same_v<T, engine_type::forward>) {
             auto msg = caf::message::concat(
               caf::make_message(entity_envelope{c.entity, c.shard}), c.msg);
-            if (auto err
-                = sh.remoting.send(remote_ref{c.region, sh.name}, msg))
+            if (auto err = sh.remoting.send(remote_ref{c.region, sh.name}, msg))
               sh.log.warning("{}: a message for entity {} (shard {}) to the "
                              "region on {} was not sent: {}",
                              sh.type_name, c.entity, c.shard,
@@ -184,8 +183,8 @@ void run(shared& sh) {
 }
 
 // Routes one message on the calling thread.
-runtime::error route(shared& sh, const entity_id& entity,
-                     const shard_id& shard, caf::message msg) {
+runtime::error route(shared& sh, const entity_id& entity, const shard_id& shard,
+                     caf::message msg) {
   std::lock_guard<std::mutex> guard{sh.mtx};
   if (sh.done)
     return make_err(errc::not_running,
@@ -256,8 +255,7 @@ void with_engine(region_self self, F f) {
     next = sh.engine->next_tick();
     sh.wake_at = next;
   }
-  runtime::schedule_tick(self, tick_atom::value, st.scheduled, next,
-                         *sh.clock);
+  runtime::schedule_tick(self, tick_atom::value, st.scheduled, next, *sh.clock);
 }
 
 void finish(region_self self) {
@@ -322,27 +320,25 @@ caf::behavior region_behavior(region_self self, std::shared_ptr<shared> sh) {
   });
   // Messages from other regions (`(remote_ref, entity_envelope, payload...)`)
   // and messages sent to the region actor itself go through routing.
-  self->set_default_handler(
-    [self](caf::scheduled_actor*,
-           caf::message_view& mv) -> caf::result<caf::message> {
-      auto& sh = *self->state.sh;
-      auto msg = mv.move_content_to_message();
-      if (msg.size() >= 2 && msg.match_element<remote_ref>(0)
-          && msg.match_element<entity_envelope>(1)) {
-        auto env = msg.get_as<entity_envelope>(1);
-        if (env.entity.empty()) {
-          sh.log.warning("{}: dropped a message from {} without an entity id",
-                         sh.type_name,
-                         to_string(msg.get_as<remote_ref>(0).node));
-          return caf::message{};
-        }
-        static_cast<void>(route(sh, env.entity, env.shard, msg.drop(2)));
+  self->set_default_handler([self](caf::scheduled_actor*, caf::message_view& mv)
+                              -> caf::result<caf::message> {
+    auto& sh = *self->state.sh;
+    auto msg = mv.move_content_to_message();
+    if (msg.size() >= 2 && msg.match_element<remote_ref>(0)
+        && msg.match_element<entity_envelope>(1)) {
+      auto env = msg.get_as<entity_envelope>(1);
+      if (env.entity.empty()) {
+        sh.log.warning("{}: dropped a message from {} without an entity id",
+                       sh.type_name, to_string(msg.get_as<remote_ref>(0).node));
         return caf::message{};
       }
-      if (auto err = route_unaddressed(sh, std::move(msg)))
-        sh.log.warning("{} (dropped)", err.message);
+      static_cast<void>(route(sh, env.entity, env.shard, msg.drop(2)));
       return caf::message{};
-    });
+    }
+    if (auto err = route_unaddressed(sh, std::move(msg)))
+      sh.log.warning("{} (dropped)", err.message);
+    return caf::message{};
+  });
   self->set_error_handler([self](caf::error& err) {
     self->state.sh->log.warning("{}: ignored an error message: {}",
                                 self->state.sh->type_name,
@@ -379,9 +375,7 @@ caf::behavior region_behavior(region_self self, std::shared_ptr<shared> sh) {
       with_engine(self,
                   [&](engine_type& eng, timestamp now) { eng.tick(now); });
     },
-    [self](wake_atom) {
-      with_engine(self, [](engine_type&, timestamp) {});
-    },
+    [self](wake_atom) { with_engine(self, [](engine_type&, timestamp) {}); },
     [self](done_atom) { finish(self); },
     [self](stop_atom) -> caf::result<bool> {
       auto& st = self->state;
@@ -406,16 +400,15 @@ caf::behavior region_behavior(region_self self, std::shared_ptr<shared> sh) {
         coordinator = sh.engine->coordinator();
       }
       if (!coordinator)
-        return runtime::to_caf_error(
-          make_err(errc::no_coordinator,
-                   fmt::format("{}: no coordinator is known yet",
-                               sh.type_name)));
+        return runtime::to_caf_error(make_err(
+          errc::no_coordinator,
+          fmt::format("{}: no coordinator is known yet", sh.type_name)));
       auto rp = self->make_response_promise<shard_map_reply>();
       st.map_promises.push_back(rp);
       auto reply_to = sh.remoting.reply_ref(caf::actor_cast<caf::actor>(self));
-      if (auto err = sh.remoting.send(
-            remote_ref{*coordinator, sh.coordinator_name},
-            caf::make_message(get_shard_map{}), reply_to))
+      if (auto err
+          = sh.remoting.send(remote_ref{*coordinator, sh.coordinator_name},
+                             caf::make_message(get_shard_map{}), reply_to))
         sh.log.debug("{}: shard map request not sent: {}", sh.type_name,
                      err.message);
       return rp;
@@ -505,10 +498,10 @@ runtime::expected<T> ask(const shard_region::shared* sh,
                              ? static_cast<errc>(err.code())
                              : errc::not_running;
                auto text = runtime::error_message(err);
-               result = make_err(code, text.empty() ? fmt::format(
-                                         "{}: {}", sh->type_name,
-                                         sh->sys->render(err))
-                                                    : text);
+               result = make_err(code, text.empty()
+                                         ? fmt::format("{}: {}", sh->type_name,
+                                                       sh->sys->render(err))
+                                         : text);
              });
   return result;
 }
@@ -521,8 +514,7 @@ shard_region::status(runtime::timespan timeout) const {
 }
 
 runtime::expected<std::vector<entity_id>>
-shard_region::entities(const shard_id& shard,
-                       runtime::timespan timeout) const {
+shard_region::entities(const shard_id& shard, runtime::timespan timeout) const {
   return ask<std::vector<entity_id>>(sh_.get(), timeout, entities_atom::value,
                                      shard);
 }
@@ -564,11 +556,11 @@ runtime::error shard_region::stop_and_wait(runtime::timespan timeout) const {
   return {};
 }
 
-runtime::expected<shard_region> shard_region::start(
-  caf::actor_system& sys, cluster::cluster_handle cluster,
-  cluster::remoting_handle remoting, std::string type_name,
-  entity_factory factory, region_options options, bool proxy_only,
-  bool with_coordinator) {
+runtime::expected<shard_region>
+shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
+                    cluster::remoting_handle remoting, std::string type_name,
+                    entity_factory factory, region_options options,
+                    bool proxy_only, bool with_coordinator) {
   if (auto err = validate_type_name(type_name))
     return err;
   auto settings = options.settings.value_or(sharding_settings{});
@@ -601,11 +593,11 @@ runtime::expected<shard_region> shard_region::start(
   if (!sh->extractor.entity_of)
     sh->extractor.entity_of = default_entity_of;
   if (!sh->extractor.shard_of)
-    sh->extractor.shard_of = [n = settings.number_of_shards](
-                               const entity_id& id) {
-      auto shard = default_shard_id(id, n); // n >= 1: validated
-      return shard ? *shard : std::string{"0"};
-    };
+    sh->extractor.shard_of
+      = [n = settings.number_of_shards](const entity_id& id) {
+          auto shard = default_shard_id(id, n); // n >= 1: validated
+          return shard ? *shard : std::string{"0"};
+        };
   sh->stop_message = std::move(options.stop_message);
   sh->factory = std::move(factory);
   sh->cluster = cluster;
@@ -631,33 +623,33 @@ runtime::expected<shard_region> shard_region::start(
   // Entities are spawned on the thread that routes their first message,
   // under the region's lock.
   std::weak_ptr<shared> weak = sh;
-  auto spawn = [weak](const entity_id& entity,
-                      const shard_id& shard) -> caf::actor {
+  auto spawn
+    = [weak](const entity_id& entity, const shard_id& shard) -> caf::actor {
     auto sh = weak.lock();
     if (!sh || !sh->factory)
       return caf::actor{};
-    entity_context ctx{sh->type_name, entity,       shard,
-                       sh->cluster.self_address(),   sh->remoting,
-                       sh->actor};
-    auto entity_actor = sh->sys->spawn(
-      [f = sh->factory, ctx](caf::event_based_actor* self) {
-        return f(self, ctx);
-      });
+    entity_context ctx{sh->type_name, entity,
+                       shard,         sh->cluster.self_address(),
+                       sh->remoting,  sh->actor};
+    auto entity_actor
+      = sh->sys->spawn([f = sh->factory, ctx](caf::event_based_actor* self) {
+          return f(self, ctx);
+        });
     entity_actor->attach_functor([region = sh->actor_addr, entity] {
       if (auto r = caf::actor_cast<caf::actor>(region))
         caf::anon_send(r, entity_down_atom::value, entity);
     });
     return entity_actor;
   };
-  sh->engine = std::make_unique<engine_type>(
-    cluster.self_address(), settings, proxy_only, std::move(spawn));
+  sh->engine = std::make_unique<engine_type>(cluster.self_address(), settings,
+                                             proxy_only, std::move(spawn));
   sh->actor = sys.spawn(region_behavior, sh);
   sh->actor_addr = sh->actor.address();
   if (auto published = remoting.publish(sh->name, sh->actor); !published) {
     caf::anon_send_exit(sh->actor, caf::exit_reason::user_shutdown);
-    return make_err(errc::start_failed,
-                    fmt::format("sharding {}: {}", type_name,
-                                published.error().message));
+    return make_err(
+      errc::start_failed,
+      fmt::format("sharding {}: {}", type_name, published.error().message));
   }
   if (with_coordinator) {
     singleton::manager_options mo;
@@ -671,16 +663,11 @@ runtime::expected<shard_region> shard_region::start(
     mo.settings = ms;
     mo.lease = options.coordinator_lease;
     mo.clock = options.clock;
-    coordinator_init init{type_name,
-                          settings,
-                          options.strategy,
-                          cluster,
-                          remoting,
-                          options.clock,
-                          options.bug};
+    coordinator_init init{type_name, settings,      options.strategy, cluster,
+                          remoting,  options.clock, options.bug};
     if (!init.strategy)
-      init.strategy
-        = std::make_shared<least_shard_allocation>(least_shard_allocation_settings{
+      init.strategy = std::make_shared<least_shard_allocation>(
+        least_shard_allocation_settings{
           static_cast<size_t>(settings.least_shard_allocation_absolute_limit),
           settings.least_shard_allocation_relative_limit});
     auto manager = singleton::singleton_manager::start(
@@ -709,8 +696,7 @@ namespace {
 runtime::expected<shard_region>
 start_on_node(runtime::node& node, cluster::cluster_handle cluster,
               cluster::remoting_handle remoting, std::string type_name,
-              entity_factory factory, region_options options,
-              bool proxy_only) {
+              entity_factory factory, region_options options, bool proxy_only) {
   if (auto err = validate_type_name(type_name))
     return err;
   auto& cfg = node.cfg();
@@ -739,9 +725,9 @@ start_on_node(runtime::node& node, cluster::cluster_handle cluster,
   }
   if (!proxy_only && options.settings->use_lease
       && !options.coordinator_lease) {
-    auto name = coordinator_lease_name(
-      cfg.get<std::string>("sharding.lease_name"),
-      cfg.get<std::string>("cluster.name"), type_name);
+    auto name
+      = coordinator_lease_name(cfg.get<std::string>("sharding.lease_name"),
+                               cfg.get<std::string>("cluster.name"), type_name);
     auto lease = lease::lease_handle::spawn_from_config(
       node, name, to_string(cluster.self_address()));
     if (!lease)
@@ -777,10 +763,10 @@ shard_region::start(runtime::node& node, cluster::cluster_handle cluster,
                        std::move(options), false);
 }
 
-runtime::expected<shard_region> shard_region::start_proxy(
-  runtime::node& node, cluster::cluster_handle cluster,
-  cluster::remoting_handle remoting, std::string type_name,
-  region_options options) {
+runtime::expected<shard_region>
+shard_region::start_proxy(runtime::node& node, cluster::cluster_handle cluster,
+                          cluster::remoting_handle remoting,
+                          std::string type_name, region_options options) {
   return start_on_node(node, std::move(cluster), std::move(remoting),
                        std::move(type_name), entity_factory{},
                        std::move(options), true);
@@ -805,8 +791,9 @@ runtime::expected<shard_region> find_region(caf::actor_system& sys,
                   fmt::format("no region of entity type '{}' runs on this "
                               "node (running: {})",
                               type_name,
-                              known.empty() ? std::string{"none"}
-                                            : fmt::format("{}", fmt::join(known, ", "))));
+                              known.empty()
+                                ? std::string{"none"}
+                                : fmt::format("{}", fmt::join(known, ", "))));
 }
 
 } // namespace troupe::sharding

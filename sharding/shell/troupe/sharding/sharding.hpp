@@ -163,8 +163,7 @@ struct region_status {
   uint64_t forwarded = 0;
   uint64_t spawned = 0;
   uint64_t passivated = 0;
-  friend bool operator==(const region_status&, const region_status&)
-    = default;
+  friend bool operator==(const region_status&, const region_status&) = default;
 };
 
 template <class Inspector>
@@ -237,8 +236,8 @@ public:
   runtime::error send(caf::message msg) const;
 
   /// The region's status (blocking, at most `timeout`).
-  runtime::expected<region_status>
-  status(runtime::timespan timeout = std::chrono::seconds{5}) const;
+  runtime::expected<region_status> status(runtime::timespan timeout
+                                          = std::chrono::seconds{5}) const;
 
   /// The live entities of `shard` on this region (blocking).
   runtime::expected<std::vector<entity_id>>
@@ -247,8 +246,8 @@ public:
 
   /// The cluster-wide shard map from the coordinator (blocking). Errors:
   /// errc::no_coordinator when none answered within `timeout`.
-  runtime::expected<region_shards>
-  shard_map(runtime::timespan timeout = std::chrono::seconds{5}) const;
+  runtime::expected<region_shards> shard_map(runtime::timespan timeout
+                                             = std::chrono::seconds{5}) const;
 
   /// Starts the graceful stop (shards handed off) and returns.
   void stop() const;
