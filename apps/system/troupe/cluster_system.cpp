@@ -15,6 +15,7 @@
 #include "troupe/runtime/log.hpp"
 #include "troupe/runtime/stop_signal.hpp"
 #include "troupe/singleton/caf_glue.hpp"
+#include "troupe/sharding/sharding.hpp"
 
 namespace troupe {
 
@@ -32,7 +33,7 @@ runtime::expected<std::unique_ptr<cluster_system>>
 cluster_system::start(runtime::node_options opts) {
   std::vector<runtime::module> modules{
     lease::lease_module(), cluster::cluster_module(), downing::downing_module(),
-    singleton::singleton_module()};
+    singleton::singleton_module(), sharding::sharding_module()};
   for (auto& m : opts.modules)
     modules.push_back(std::move(m));
   opts.modules = std::move(modules);
@@ -98,6 +99,22 @@ runtime::expected<singleton::singleton_proxy>
 cluster_system::singleton_proxy(std::string type_name,
                                 singleton::proxy_options options) {
   return singleton::singleton_proxy::start(
+    *node_, cluster_, remoting_, std::move(type_name), std::move(options));
+}
+
+runtime::expected<sharding::shard_region>
+cluster_system::start_sharding(std::string type_name,
+                               sharding::entity_factory factory,
+                               sharding::region_options options) {
+  return sharding::shard_region::start(*node_, cluster_, remoting_,
+                                       std::move(type_name),
+                                       std::move(factory), std::move(options));
+}
+
+runtime::expected<sharding::shard_region>
+cluster_system::sharding_proxy(std::string type_name,
+                               sharding::region_options options) {
+  return sharding::shard_region::start_proxy(
     *node_, cluster_, remoting_, std::move(type_name), std::move(options));
 }
 

@@ -9,6 +9,7 @@
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/module.hpp"
 #include "troupe/runtime/node.hpp"
+#include "troupe/sharding/sharding.hpp"
 #include "troupe/singleton/singleton.hpp"
 
 /// @file
@@ -16,7 +17,8 @@
 /// starts, in the order the cluster guide describes, all from its
 /// configuration (`--key=value` flags, `TROUPE_*` environment variables,
 /// `--config=FILE`; docs/reference/configuration.md):
-/// 1. the node with the lease, cluster, downing and singleton modules (and
+/// 1. the node with the lease, cluster, downing, singleton and sharding
+///    modules (and
 ///    the application's own, `extra_modules`); SIGTERM/SIGINT handlers;
 /// 2. the resolver's settings are checked before any networking starts;
 /// 3. remoting (the TCP transport from `cluster.*`);
@@ -101,6 +103,18 @@ public:
   /// `singleton::singleton_proxy::start` on this node.
   runtime::expected<singleton::singleton_proxy>
   singleton_proxy(std::string type_name, singleton::proxy_options options = {});
+
+  /// `sharding::shard_region::start` on this node (sharding.hpp): start it
+  /// on every node that hosts entities of the type (a node without
+  /// `sharding.role` gets a proxy-only region).
+  runtime::expected<sharding::shard_region>
+  start_sharding(std::string type_name, sharding::entity_factory factory,
+                 sharding::region_options options = {});
+
+  /// `sharding::shard_region::start_proxy` on this node: routes, hosts
+  /// nothing.
+  runtime::expected<sharding::shard_region>
+  sharding_proxy(std::string type_name, sharding::region_options options = {});
 
   /// Blocks until a stop is requested (signal, or this node downed or
   /// removed), then leaves the cluster gracefully (`leave`) and shuts down.

@@ -888,7 +888,7 @@ private:
       return;
     }
     if (sr.state != shard_state::active)
-      log(log_level::info, fmt::format("hosting shard {}", shard));
+      log(log_level::debug, fmt::format("hosting shard {}", shard));
     set_state(s, shard_state::active);
     sr.home.reset();
     sr.ask_at.reset();
@@ -918,7 +918,7 @@ private:
     set_state(s, shard_state::none);
     if (down_)
       return;
-    log(log_level::info, fmt::format("shard {} stopped", s->first));
+    log(log_level::debug, fmt::format("shard {} stopped", s->first));
     to_coordinator_now(shard_stopped{s->first});
     s->second.ask_at.reset();
     maybe_ask(s, now);
@@ -989,7 +989,7 @@ private:
     s->second.home.reset();
     to_coordinator_now(begin_hand_off_ack{x.shard});
     if (s->second.state == shard_state::active) {
-      log(log_level::info, fmt::format("begin hand-off of shard {}", x.shard));
+      log(log_level::debug, fmt::format("begin hand-off of shard {}", x.shard));
       set_state(s, shard_state::handing_off);
       move_entity_buffers(s, now);
     }
@@ -1004,7 +1004,7 @@ private:
     }
     if (i->second.state == shard_state::stopping)
       return;
-    log(log_level::info,
+    log(log_level::debug,
         fmt::format("handing off shard {}: stopping {} entities", x.shard,
                     i->second.entities));
     stop_shard(&*i, now);

@@ -1,0 +1,32 @@
+#include <iostream>
+#include <thread>
+
+#include "account.hpp"
+#include "troupe/cluster_system.hpp"
+
+using namespace troupe;
+using namespace std::chrono_literals;
+
+int main(int argc, char** argv) {
+  auto sys = cluster_system::start(argc, argv); // node, cluster, downing
+  if (!sys)
+    return fail(sys.error());
+  // The shard coordinator allocates shards only while it holds this lease.
+  auto lease = (*sys)->lease({.name = "my-app-shard-coordinator-lease",
+                              .owner = (*sys)->owner_name(), // POD_NAME
+                              .ttl = 30s,
+                              .renewal_interval = 10s});
+  if (!lease)
+    return fail(lease.error());
+  auto accounts = (*sys)->start_sharding("account", account,
+                                         {.coordinator_lease = *lease});
+  if (!accounts)
+    return fail(accounts.error());
+  std::thread{[accounts = *accounts] { // stdin: "<account id> <amount>"
+    std::string id;
+    for (int64_t amount = 0; std::cin >> id >> amount;)
+      if (auto err = accounts.tell(id, amount))
+        std::cerr << err.message << '\n';
+  }}.detach();
+  return (*sys)->run(); // until SIGTERM: hand off shards, leave, stop
+}
