@@ -13,6 +13,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/logger.hpp>
 #include <caf/message_view.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
@@ -542,6 +543,11 @@ void shard_region::stop() const {
 runtime::error shard_region::stop_and_wait(runtime::timespan timeout) const {
   if (!sh_ || !sh_->actor)
     return {};
+  {
+    std::lock_guard<std::mutex> guard{sh_->mtx};
+    if (sh_->done) // stopped already (e.g. the node left the cluster)
+      return {};
+  }
   auto done = ask<bool>(sh_.get(), timeout, stop_atom::value);
   if (!done) {
     auto err = make_err(errc::start_failed,
@@ -631,10 +637,18 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
     entity_context ctx{sh->type_name, entity,
                        shard,         sh->cluster.self_address(),
                        sh->remoting,  sh->actor};
+    // CAF's spawn points the calling thread's logger slot at the actor
+    // system's logger, a counted reference that ~actor_system waits for: a
+    // thread of the application (not one of CAF's) that routes a first
+    // message and outlives the node would keep the process from exiting.
+    // Such a thread had no logger before; it gets none after.
+    bool foreign_thread = caf::logger::current_logger() == nullptr;
     auto entity_actor
       = sh->sys->spawn([f = sh->factory, ctx](caf::event_based_actor* self) {
           return f(self, ctx);
         });
+    if (foreign_thread)
+      caf::logger::set_current_actor_system(nullptr);
     entity_actor->attach_functor([region = sh->actor_addr, entity] {
       if (auto r = caf::actor_cast<caf::actor>(region))
         caf::anon_send(r, entity_down_atom::value, entity);
