@@ -328,7 +328,7 @@ public:
       ++counters_.ignored_coordinator_messages;
       log(log_level::debug,
           fmt::format("ignored {} from {}: the coordinator is {}",
-                      message_name_of(msg), runtime::to_string(from),
+                      message_name(msg), runtime::to_string(from),
                       stopped_ || down_ ? std::string{"gone (region stopped)"}
                       : coordinator_    ? runtime::to_string(*coordinator_)
                                         : std::string{"unknown"}));
@@ -1200,15 +1200,6 @@ private:
 
   static long long millis(timespan d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-  }
-
-  // The message's name for logs (the names of coordinator_protocol.hpp's
-  // message_name, kept here so that the header stays header-only).
-  static const char* message_name_of(const to_region& x) noexcept {
-    static constexpr const char* names[] = {
-      "coordinator_hello", "register_ack", "shard_home",           "host_shard",
-      "begin_hand_off",    "hand_off",     "graceful_shutdown_ack"};
-    return names[x.index()];
   }
 
   void log(log_level level, std::string text) {
