@@ -37,14 +37,17 @@ struct cluster_node {
       seeds.push_back(cluster::endpoint_of(addr()));
     cluster::cluster_daemon_settings s;
     s.membership = short_settings();
-    s.membership.seed_nodes = std::move(seeds);
     s.config = std::move(config);
     s.on_shutdown = stops->hook();
     s.quarantine_removed_after = 1s;
     auto h = cluster_handle::start(base->sys(), base->remoting, std::move(s));
     REQUIRE(h);
     handle = *h;
+    // Subscribed before the join starts: a founding node is up at once, and
+    // would otherwise be up in the first snapshot, without a member_up event
+    // of its own (the daemon handles its mailbox in order).
     handle.subscribe(base->spawn(event_recorder, events));
+    handle.join(std::move(seeds));
   }
 
   ~cluster_node() {
