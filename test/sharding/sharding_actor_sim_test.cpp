@@ -248,11 +248,20 @@ TEST_CASE("sharding (sim): messages reach their entities on three nodes") {
   CHECK(x.log->count("start ") == 60);
   CHECK(x.log->max_live == 1);
   size_t shards = 0;
+  size_t entities = 0;
   for (auto& r : rs) {
     auto s = x.status(r);
     CHECK(!s.shards.empty());
     shards += s.shards.size();
+    // The entities query agrees with the status's counts, shard by shard.
+    for (auto& [shard, count] : s.shards) {
+      auto ids = x.ask<std::vector<std::string>>(
+        r.actor(), sharding::entities_atom::value, shard);
+      CHECK(ids.size() == count);
+      entities += ids.size();
+    }
   }
+  CHECK(entities == 60);
   auto map = x.shard_map(rs[1]);
   CHECK(map.active);
   size_t mapped = 0;
