@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "troupe/sharding/coordinator_engine.hpp"
 #include "troupe/sharding/region_engine.hpp"
 #include "troupe/sim/singleton_world.hpp"
@@ -108,6 +110,8 @@ struct sharding_world_settings {
   timespan send_interval = std::chrono::milliseconds{40};
   /// Whether the coordinator runs behind the singleton's lease.
   bool use_lease = false;
+  /// Records trace lines (formatting them costs more than the run).
+  bool trace = true;
 };
 
 /// The sharding layer over one membership_world and its singleton layer.
@@ -214,6 +218,11 @@ private:
   sharding::shard_id shard_of(const std::string& entity) const;
   bool region_running(size_t i) const;
   void check_coordinators();
+  template <class... Args>
+  void note(fmt::format_string<Args...> f, Args&&... args) {
+    if (settings_.trace)
+      w_.note(fmt::format(f, std::forward<Args>(args)...));
+  }
 
   membership_world& w_;
   singleton_layer& singleton_;
