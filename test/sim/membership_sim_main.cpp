@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
     = app.add_flag("--sharding", sharding, "run the cluster sharding scenario");
   app.add_flag("--rolling", sharding_options.rolling,
                "the sharding scenario as rolling restarts (S4)");
+  app.add_option("--slow-stop", sharding_options.slow_stop,
+                 "the chance that an entity takes 1-4 s to stop");
   app
     .add_option("--sharding-bug", sharding_bug,
                 "plant a sharding bug: none, skip_recovery, no_removal_margin, "
@@ -130,8 +132,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (auto s = first; s <= last; ++s) {
-    auto r = sharding
-               ? troupe::sim::run_sharding_scenario(s, sharding_options)
+    auto r = sharding ? troupe::sim::run_sharding_scenario(s, sharding_options)
              : singleton
                ? troupe::sim::run_singleton_scenario(s, singleton_options)
              : downing.empty() ? troupe::sim::run_random_scenario(s, planted)

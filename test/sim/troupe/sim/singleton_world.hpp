@@ -111,8 +111,8 @@ public:
   /// Called when node `i`'s instance `incarnation` starts (`live` true) or
   /// terminates (stopped, killed, or with its crashed node): the sharding
   /// layer runs its coordinator as this instance.
-  using instance_fn = std::function<void(size_t i, uint64_t incarnation,
-                                         bool live)>;
+  using instance_fn
+    = std::function<void(size_t i, uint64_t incarnation, bool live)>;
   void on_instance(instance_fn f) {
     on_instance_ = std::move(f);
   }
