@@ -425,6 +425,23 @@ TEST_CASE("coordinator never answers the owner's own get_shard_home with "
   }));
 }
 
+// A known gap, found by the sharding simulation (seed 37 with the lease:
+// the coordinator restarted on the same node after a lease loss and
+// allocated the shards of a member removed 3.4 s earlier, within its
+// margin, while that member still ran them): a coordinator that starts
+// after a member's removal does not know that member, so its shards get
+// no removal margin. Tagged [!shouldfail] until the engine closes it
+// (e.g. from the gossip's tombstones); then drop the tag.
+TEST_CASE("coordinator started just after a member's removal keeps that "
+          "member's shards for the margin",
+          "[!shouldfail]") {
+  coordinator_fixture f;
+  // c hosted shard s and was removed from down just before this start.
+  f.active("a:up:1 b:up:2", "ab");
+  f.from('b', get_shard_home{"s"});
+  CHECK(!f.engine.home("s").has_value());
+}
+
 TEST_CASE("scenario H5: a region removed before its ack counts as acked") {
   coordinator_fixture f;
   ten_on_a(f, "a:up:1 b:up:2 c:up:3 d:up:4", "bcd");
