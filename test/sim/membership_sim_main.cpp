@@ -10,6 +10,9 @@
 //   membership_sim --downing lease_majority --seed 7 --downing-bug reversed
 //   membership_sim --singleton --seeds 0-499     the cluster singleton
 //   membership_sim --singleton --lease --seed 3 --singleton-bug reuse_token
+//   membership_sim --sharding --seeds 0-499      cluster sharding
+//   membership_sim --sharding --lease --seed 5 --sharding-bug ignore_lease
+//   membership_sim --sharding --rolling --seeds 0-99   scenario S4
 
 #include <chrono>
 #include <cstdio>
@@ -19,6 +22,7 @@
 
 #include "troupe/sim/downing_world.hpp"
 #include "troupe/sim/membership_world.hpp"
+#include "troupe/sim/sharding_world.hpp"
 #include "troupe/sim/singleton_world.hpp"
 
 int main(int argc, char** argv) {
@@ -56,7 +60,7 @@ int main(int argc, char** argv) {
   auto* singleton_flag = app.add_flag("--singleton", singleton,
                                       "run the cluster singleton scenario");
   app.add_flag("--lease", singleton_options.use_lease,
-               "the singleton scenario with a lease");
+               "the singleton or sharding scenario with a lease");
   app
     .add_option("--singleton-bug", singleton_bug,
                 "plant a singleton manager bug: none, skip_hand_over, "
@@ -64,7 +68,31 @@ int main(int argc, char** argv) {
     ->check(CLI::IsMember({"none", "skip_hand_over", "trust_any_done",
                            "ignore_lease_lost", "reuse_token"}));
   singleton_flag->excludes("--downing");
+  bool sharding = false;
+  troupe::sim::sharding_scenario sharding_options;
+  std::string sharding_bug = "none";
+  auto* sharding_flag
+    = app.add_flag("--sharding", sharding, "run the cluster sharding scenario");
+  app.add_flag("--rolling", sharding_options.rolling,
+               "the sharding scenario as rolling restarts (S4)");
+  app.add_option("--slow-stop", sharding_options.slow_stop,
+                 "the chance that an entity takes 1-4 s to stop");
+  app
+    .add_option("--sharding-bug", sharding_bug,
+                "plant a sharding bug: none, skip_recovery, no_removal_margin, "
+                "trust_any_shard_stopped, ignore_lease, early_shard_stopped, "
+                "duplicate_forwards")
+    ->check([&](const std::string& x) {
+      troupe::sim::sharding_scenario probe;
+      return troupe::sim::sharding_bug_named(x, probe)
+               ? std::string{}
+               : "unknown sharding bug " + x;
+    });
+  sharding_flag->excludes("--downing");
+  sharding_flag->excludes(singleton_flag);
   CLI11_PARSE(app, argc, argv);
+  troupe::sim::sharding_bug_named(sharding_bug, sharding_options);
+  sharding_options.use_lease = singleton_options.use_lease;
   singleton_options.bug = *troupe::sim::singleton_bug_named(singleton_bug);
   uint64_t first = seed;
   uint64_t last = seed;
@@ -104,7 +132,8 @@ int main(int argc, char** argv) {
   int failures = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (auto s = first; s <= last; ++s) {
-    auto r = singleton
+    auto r = sharding ? troupe::sim::run_sharding_scenario(s, sharding_options)
+             : singleton
                ? troupe::sim::run_singleton_scenario(s, singleton_options)
              : downing.empty() ? troupe::sim::run_random_scenario(s, planted)
                                : troupe::sim::run_downing_scenario(s, scenario);

@@ -227,6 +227,8 @@ void singleton_layer::start_instance(size_t i,
     max_token_ = std::max(max_token_, s.fencing_token);
   }
   ns.inst = instance{s.incarnation, s.fencing_token, now, false};
+  if (on_instance_)
+    on_instance_(i, s.incarnation, true);
   schedule_self_stop(i);
 }
 
@@ -251,6 +253,8 @@ void singleton_layer::terminate_instance(size_t i, const std::string& why) {
   w_.note(fmt::format("{} instance #{} TERMINATED ({})", to_string(ns.self),
                       inc, why));
   ns.inst.reset();
+  if (on_instance_)
+    on_instance_(i, inc, false);
   if (ns.manager)
     apply(i, ns.manager->on_instance_terminated(inc, w_.local_now(i)));
   check();
@@ -263,9 +267,12 @@ void singleton_layer::crash(size_t i) {
   if (i >= nodes_.size())
     return;
   auto& ns = nodes_[i];
-  if (ns.inst)
+  if (ns.inst) {
     w_.note(fmt::format("{} instance #{} TERMINATED (crash)",
                         to_string(ns.self), ns.inst->incarnation));
+    if (on_instance_)
+      on_instance_(i, ns.inst->incarnation, false);
+  }
   ns.inst.reset();
   ns.manager.reset();
   ns.tick_due.reset();

@@ -172,6 +172,8 @@ coordinator_effects coordinator_engine::tick(timestamp now) {
       continue;
     }
     ++counters_.rebalances_timed_out;
+    if (i->second.hand_off_sent)
+      stopping_.insert(i->first);
     log(out, log_level::warning,
         fmt::format("rebalance of shard {} from {} timed out after {} ({}); "
                     "the shard stays there, a late shard_stopped from it "
@@ -438,7 +440,8 @@ void coordinator_engine::on_get_home(const unique_address& from,
   if (phase_ == coordinator_phase::active && rebalances_.count(shard) == 0) {
     auto h = homes_.find(shard);
     if (h != homes_.end()) {
-      if (removed_.count(h->second) == 0) {
+      if (removed_.count(h->second) == 0
+          && !(h->second == from && stopping_.count(shard) > 0)) {
         out.send.push_back({from, shard_home{shard, h->second}});
         return;
       }
@@ -564,6 +567,7 @@ void coordinator_engine::assign(const shard_id& shard,
 }
 
 void coordinator_engine::deallocate(const shard_id& shard) {
+  stopping_.erase(shard);
   auto h = homes_.find(shard);
   if (h == homes_.end())
     return;
@@ -643,9 +647,18 @@ void coordinator_engine::answer_waiting(timestamp now,
     }
     if (removed_.count(h->second) > 0)
       continue; // within the removal margin
-    for (auto& r : requesters)
+    bool owner_waits = false;
+    for (auto& r : requesters) {
+      if (r == h->second && stopping_.count(shard) > 0) {
+        owner_waits = true; // see stopping_
+        continue;
+      }
       out.send.push_back({r, shard_home{shard, h->second}});
-    waiting_.erase(i);
+    }
+    if (owner_waits)
+      requesters = {h->second};
+    else
+      waiting_.erase(i);
   }
 }
 

@@ -163,6 +163,11 @@ struct coordinator_counters {
 ///   finish; the shard then stays with its owner, and a late
 ///   `shard_stopped` from the owner still deallocates it (H2).
 ///   `shard_stopped` from any region but the owner is ignored (H1).
+///   After such a timeout the owner's own `get_shard_home` for the shard
+///   waits for its `shard_stopped` (it never gets a `shard_home` naming
+///   itself, which could cross that `shard_stopped`: two homes). If that
+///   `shard_stopped` is lost (a gap in the lane) the request waits until
+///   the owner's region is gone (a known liveness limit).
 /// - A region whose `number_of_shards` differs is refused
 ///   (`register_ack{false, reason naming both values}`).
 class coordinator_engine {
@@ -291,6 +296,13 @@ private:
   std::map<shard_id, std::set<unique_address>> waiting_;
   std::optional<timestamp> retry_at_;
   std::map<shard_id, rebalance_state> rebalances_;
+  // Shards whose owner got `hand_off` in a rebalance that timed out, until
+  // they are deallocated. The owner is stopping them (or has, its
+  // shard_stopped in flight): it never gets a `shard_home` naming itself
+  // for them, which could cross its shard_stopped and make it host the
+  // shard again while the shard is allocated elsewhere (found by the
+  // simulator); its request waits for the shard_stopped.
+  std::set<shard_id> stopping_;
   std::optional<timestamp> rebalance_at_;
 };
 

@@ -126,6 +126,15 @@ enum class shard_state : uint8_t {
   stopping,
 };
 
+/// Bugs the simulator's tests plant to show that its checkers catch them
+/// (test/sim). `none` everywhere else; no configuration key reaches this.
+enum class region_bug : uint8_t {
+  none = 0,
+  /// Answer `hand_off` with `shard_stopped` at once, before the shard's
+  /// entities terminated.
+  early_shard_stopped,
+};
+
 /// The shard region of one entity type on one node.
 ///
 /// `Payload` is the owner's message type (moved, never copied); `EntityRef`
@@ -243,9 +252,9 @@ public:
                    kill_entity, hold_exit, stopped, log_line>;
 
   region_engine(unique_address self, sharding_settings settings,
-                bool proxy_only, spawn_fn spawn)
+                bool proxy_only, spawn_fn spawn, region_bug bug = {})
     : self_(std::move(self)), settings_(std::move(settings)),
-      proxy_only_(proxy_only), spawn_(std::move(spawn)) {
+      proxy_only_(proxy_only), spawn_(std::move(spawn)), bug_(bug) {
     // nop
   }
 
@@ -1008,6 +1017,9 @@ private:
         fmt::format("handing off shard {}: stopping {} entities", x.shard,
                     i->second.entities));
     stop_shard(&*i, now);
+    if (bug_ == region_bug::early_shard_stopped
+        && i->second.state == shard_state::stopping)
+      to_coordinator_now(shard_stopped{x.shard});
   }
 
   void handle(const graceful_shutdown_ack&, timestamp) {
@@ -1210,6 +1222,7 @@ private:
   sharding_settings settings_;
   bool proxy_only_;
   spawn_fn spawn_;
+  region_bug bug_;
   std::vector<command> commands_;
   region_counters counters_;
 

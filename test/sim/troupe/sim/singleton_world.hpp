@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -107,6 +108,21 @@ public:
   /// of the live nodes, whose membership views agree (the liveness goal).
   bool settled() const;
 
+  /// Called when node `i`'s instance `incarnation` starts (`live` true) or
+  /// terminates (stopped, killed, or with its crashed node): the sharding
+  /// layer runs its coordinator as this instance.
+  using instance_fn
+    = std::function<void(size_t i, uint64_t incarnation, bool live)>;
+  void on_instance(instance_fn f) {
+    on_instance_ = std::move(f);
+  }
+
+  /// Node `i`'s lease client's check_alive() (false without a lease
+  /// client holding the lease).
+  bool lease_alive(size_t i) const {
+    return i < nodes_.size() && check_alive(i);
+  }
+
   /// Instances started (all nodes).
   uint64_t starts() const noexcept {
     return starts_;
@@ -177,6 +193,7 @@ private:
   membership_world& w_;
   downing_layer& downing_;
   singleton_world_settings settings_;
+  instance_fn on_instance_;
   network<singleton::hand_over_message> net_;
   std::vector<node_state> nodes_;
   std::set<size_t> cut_;

@@ -1,0 +1,136 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "troupe/sim/sharding_world.hpp"
+
+// Cluster sharding in the membership simulation: the seed sweeps without
+// and with the coordinator lease, scenario S4 (rolling restarts), and one
+// planted bug per sharding checker (each caught within the bug budget).
+
+using namespace troupe;
+using namespace troupe::sim;
+using sharding::coordinator_bug;
+using sharding::region_bug;
+
+namespace {
+
+// The CI seed budget per sweep (SIM_SHARDING_SEEDS overrides it).
+uint64_t seed_budget() {
+  if (auto* s = std::getenv("SIM_SHARDING_SEEDS"))
+    return std::strtoull(s, nullptr, 10);
+  return 500;
+}
+
+// The seeds a planted bug may take to be caught.
+constexpr uint64_t bug_budget = 100;
+
+// Runs without the trace; a failing seed is replayed with it.
+sharding_result run(uint64_t seed, sharding_scenario o) {
+  o.trace = false;
+  auto r = run_sharding_scenario(seed, o);
+  if (r.failure) {
+    o.trace = true;
+    r = run_sharding_scenario(seed, o);
+  }
+  return r;
+}
+
+// The checker DESIGN.md §7's timing assumption rests on (see
+// sharding_world.hpp): tolerated in at most 1% of the seeds, listed.
+constexpr const char* late_doomed = "removal_margin_exceeded";
+
+void sweep(const sharding_scenario& o, uint64_t seeds) {
+  uint64_t acks = 0;
+  uint64_t spawns = 0;
+  std::vector<uint64_t> late;
+  for (uint64_t seed = 0; seed < seeds; ++seed) {
+    auto r = run(seed, o);
+    acks += r.acks;
+    spawns += r.spawns;
+    if (r.failure && r.failure->checker == late_doomed)
+      late.push_back(seed);
+    else if (r.failure)
+      FAIL_CHECK("seed " << seed << " (" << r.nodes << " nodes): "
+                         << r.failure->checker << ": " << r.failure->detail
+                         << "\nreplay: membership_sim --sharding"
+                         << (o.use_lease ? " --lease" : "")
+                         << (o.rolling ? " --rolling" : "") << " --seed "
+                         << seed << "\n"
+                         << r.trace);
+  }
+  for (auto seed : late)
+    WARN(late_doomed << " at seed " << seed << (o.use_lease ? " (lease)" : ""));
+  CHECK(late.size() * 100 <= seeds);
+  // The runs did real work: messages handled, entities spawned.
+  CHECK(acks > seeds * 1000);
+  CHECK(spawns > seeds * 100);
+}
+
+} // namespace
+
+TEST_CASE("sharding sim: the seed sweep holds I2 without a lease") {
+  sweep(sharding_scenario{}, seed_budget());
+}
+
+TEST_CASE("sharding sim: the seed sweep holds I2 with the coordinator lease") {
+  sharding_scenario o;
+  o.use_lease = true;
+  sweep(o, seed_budget());
+}
+
+TEST_CASE("scenario S4: randomized rolling restarts never run two "
+          "coordinators or two incarnations") {
+  sharding_scenario o;
+  o.rolling = true;
+  sweep(o, seed_budget() / 5);
+  o.use_lease = true;
+  sweep(o, seed_budget() / 5);
+}
+
+TEST_CASE("sharding sim: each checker catches its planted bug within the bug "
+          "budget") {
+  struct planted {
+    const char* bug;
+    bool use_lease;
+    // the checkers that may report it first (I2a and I2b see the same
+    // fault from two sides)
+    std::vector<std::string> checkers;
+  };
+  // skip_recovery: a new coordinator allocates before the regions
+  // reported; no_removal_margin: a downed member's shards move before its
+  // side stopped them; ignore_lease: allocation without the lease;
+  // early_shard_stopped: a region answers hand_off before its entities
+  // terminated; duplicate_forwards: a transport that duplicates.
+  // trust_any_shard_stopped (scenario H1 (a)) is not here: a
+  // shard_stopped from a region that is not the home needs a repeated
+  // hand_off crossing a late shard_stopped, which 100 seeds of this
+  // scenario (even with slow stops at 50%) never produced; the unit table
+  // "scenario H1" covers it.
+  auto p = GENERATE(
+    planted{"skip_recovery", false, {"one_home", "one_incarnation"}},
+    planted{
+      "no_removal_margin", false, {late_doomed, "one_home", "one_incarnation"}},
+    planted{"ignore_lease", true, {"lease_gates_allocation"}},
+    planted{"early_shard_stopped", false, {"one_incarnation", "one_home"}},
+    planted{"duplicate_forwards", false, {"one_handler"}});
+  sharding_scenario o;
+  REQUIRE(sharding_bug_named(p.bug, o));
+  o.use_lease = p.use_lease;
+  std::optional<sharding_result> caught;
+  for (uint64_t seed = 0; seed < bug_budget && !caught; ++seed) {
+    auto r = run(seed, o);
+    if (r.failure
+        && std::find(p.checkers.begin(), p.checkers.end(), r.failure->checker)
+             != p.checkers.end())
+      caught = r;
+  }
+  INFO("bug " << p.bug);
+  REQUIRE(caught);
+  WARN(p.bug << ": " << caught->failure->checker << " caught it at seed "
+             << caught->seed);
+}
