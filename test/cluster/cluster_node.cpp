@@ -319,6 +319,24 @@ private:
 
 journal the_journal;
 
+/// Runs `journal` once when `self` stops: from its exit handler (before it
+/// terminates, for the stop message an exit), or else from its exit
+/// functor (killed, or quit by itself).
+template <class F>
+void on_stop(caf::event_based_actor* self, F journal) {
+  auto stop = [journal, stopped = std::make_shared<bool>(false)] {
+    if (*stopped)
+      return;
+    *stopped = true;
+    journal();
+  };
+  self->set_exit_handler([=](caf::exit_msg& m) {
+    stop();
+    self->quit(m.reason);
+  });
+  self->attach_functor(stop);
+}
+
 /// The singleton instance: journals its start, an effect every 50 ms while
 /// its lease is alive, every client message, and its stop (from the exit
 /// handler, i.e. before the manager sees it terminate).
@@ -327,21 +345,12 @@ caf::behavior singleton_instance(caf::event_based_actor* self,
   auto node = runtime::to_string(ctx.node);
   auto inc = ctx.incarnation;
   auto token = ctx.fencing_token;
-  auto stopped = std::make_shared<bool>(false);
-  auto stop = [=] {
-    if (*stopped)
-      return;
-    *stopped = true;
-    the_journal.write("stop", node, inc, token);
-    say(fmt::format("event singleton_stopped {}", inc));
-  };
   the_journal.write("start", node, inc, token);
   say(fmt::format("event singleton_started {} {}", inc, token));
-  self->set_exit_handler([=](caf::exit_msg& m) {
-    stop();
-    self->quit(m.reason);
+  on_stop(self, [=] {
+    the_journal.write("stop", node, inc, token);
+    say(fmt::format("event singleton_stopped {}", inc));
   });
-  self->attach_functor(stop);
   self->send(self, effect_atom::value);
   auto alive = ctx.check_alive;
   return {
@@ -449,19 +458,8 @@ caf::behavior sharded_entity(caf::event_based_actor* self,
   auto who = fmt::format("{} {} {}", ctx.entity, node, inc);
   auto ack_prefix = shard_ack{0, ctx.entity, node, inc};
   auto remoting = ctx.remoting;
-  auto stopped = std::make_shared<bool>(false);
-  auto stop = [=] {
-    if (*stopped)
-      return;
-    *stopped = true;
-    journal_line("stopped " + who);
-  };
   journal_line("started " + who);
-  self->set_exit_handler([=](caf::exit_msg& m) {
-    stop();
-    self->quit(m.reason);
-  });
-  self->attach_functor(stop);
+  on_stop(self, [=] { journal_line("stopped " + who); });
   return {
     [=](const shard_msg& m) {
       journal_line(fmt::format("handled {} {}", who, m.id));
