@@ -37,7 +37,9 @@
 // dies.
 //
 // Usage: cluster_node [--report_interval=DURATION] [--singleton=NAME]
-//                     [--singleton_journal=PATH] [--key=value ...]
+//                     [--singleton_journal=PATH] [--sharding=TYPE]
+//                     [--sharding_journal=PATH] [--sharding_client=N]
+//                     [--sharding_client_log=PATH] [--key=value ...]
 //   --report_interval    a tool flag (not a configuration key), e.g. 1s or
 //                        500ms; default: no stats lines.
 //   --singleton          starts a singleton manager and a proxy for NAME
@@ -61,14 +63,46 @@
 //                                          (an address, or none)
 //                          client_done <seq>    the client's last <seq>
 //                        (incarnation and token are 0 on client lines).
+//   --sharding           starts a shard region of TYPE (sharding.*, and
+//                        with sharding.use_lease the lease.* keys) after
+//                        the singleton; a node without sharding.role gets a
+//                        proxy-only region. Each entity answers a
+//                        shard_msg{id, reply_to} with a shard_ack{id,
+//                        entity, node, incarnation} to reply_to.
+//   --sharding_journal   the sharding oracle's shared file, appended with
+//                        O_APPEND, one write(2) per line:
+//                          <ns> started <entity> <node> <incarnation>
+//                          <ns> handled <entity> <node> <incarnation> <id>
+//                          <ns> stopped <entity> <node> <incarnation>
+//                          <ns> coordinator_started <node> <incarnation>
+//                          <ns> coordinator_stopped <node> <incarnation>
+//                        the incarnation counts the entity's incarnations
+//                        on this process from 1; `handled` is written before
+//                        the ack is sent, `stopped` from the entity's exit
+//                        handler or exit functor. The coordinator lines come
+//                        from polling the coordinator's singleton manager
+//                        every 10 ms (its status names the running
+//                        instance): started carries the time the poll first
+//                        saw it, stopped the last time a poll saw it
+//                        running, so the window is inside the real one.
+//   --sharding_client    N: sends shard_msg to entities e0..e<N-1> round
+//                        robin, ids 1, 2, 3, ..., one round per second
+//                        (N / 100 messages every 10 ms, at least 1), from
+//                        the start until the node stops.
+//   --sharding_client_log  the client's file (one write(2) per line):
+//                          acked <id> <entity> <node> <incarnation>
+//                        per shard_ack received.
 // Signals besides SIGTERM/SIGINT: SIGUSR1 makes the node leave the cluster
 // gracefully (it stops once removed); SIGUSR2 starts the proxy client (a
 // numbered uint64_t through the proxy every 10 ms, journaled as send; the
 // numbers start after port x 1,000,000, so that the clients of several nodes
 // never send the same number), and a second SIGUSR2 stops it (client_done).
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -81,9 +115,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 #include <fmt/format.h>
@@ -99,16 +133,23 @@
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/node.hpp"
 #include "troupe/runtime/stop_signal.hpp"
+#include "troupe/sharding/sharding.hpp"
 #include "troupe/singleton/caf_glue.hpp"
 #include "troupe/singleton/singleton.hpp"
+#include "troupe/test/journal_file.hpp"
 
 using namespace troupe;
+using troupe::test::monotonic_ns;
 
 namespace {
 
 constexpr std::string_view report_flag = "--report_interval=";
 constexpr std::string_view singleton_flag = "--singleton=";
 constexpr std::string_view journal_flag = "--singleton_journal=";
+constexpr std::string_view sharding_flag = "--sharding=";
+constexpr std::string_view sharding_journal_flag = "--sharding_journal=";
+constexpr std::string_view client_flag = "--sharding_client=";
+constexpr std::string_view client_log_flag = "--sharding_client_log=";
 
 /// Writes `text` and a newline with one write(2), under a lock: the
 /// subscriber's thread and main's never interleave within a line.
@@ -229,32 +270,24 @@ void install_user_signal_handlers() {
   ::sigaction(SIGUSR2, &sa, nullptr);
 }
 
-uint64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u
-         + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-/// The shared journal (see the file comment): one write(2) per line on an
-/// O_APPEND descriptor, so lines of several processes never interleave.
-/// Without a path, writes nothing.
-class journal {
+/// A file appended to by several processes: one write(2) per line on an
+/// O_APPEND descriptor, so lines never interleave. Without a path, writes
+/// nothing.
+class append_file {
 public:
   bool open(const std::string& path) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     return fd_ >= 0;
   }
 
-  void write(std::string_view kind, const std::string& node,
-             uint64_t incarnation, uint64_t token, uint64_t seq = 0,
-             std::string_view target = {}) const {
+  bool is_open() const noexcept {
+    return fd_ >= 0;
+  }
+
+  /// Appends `line` and a newline.
+  void write_line(std::string line) const {
     if (fd_ < 0)
       return;
-    auto line = fmt::format("{} {} {} {} {} {}", kind, node, incarnation, token,
-                            monotonic_ns(), seq);
-    if (!target.empty())
-      line += fmt::format(" {}", target);
     line += '\n';
     [[maybe_unused]] auto n = ::write(fd_, line.data(), line.size());
   }
@@ -263,7 +296,46 @@ private:
   int fd_ = -1;
 };
 
+/// The singleton's shared journal (see the file comment).
+class journal {
+public:
+  bool open(const std::string& path) {
+    return file_.open(path);
+  }
+
+  void write(std::string_view kind, const std::string& node,
+             uint64_t incarnation, uint64_t token, uint64_t seq = 0,
+             std::string_view target = {}) const {
+    auto line = fmt::format("{} {} {} {} {} {}", kind, node, incarnation, token,
+                            monotonic_ns(), seq);
+    if (!target.empty())
+      line += fmt::format(" {}", target);
+    file_.write_line(std::move(line));
+  }
+
+private:
+  append_file file_;
+};
+
 journal the_journal;
+
+/// Runs `journal` once when `self` stops: from its exit handler (before it
+/// terminates, for the stop message an exit), or else from its exit
+/// functor (killed, or quit by itself).
+template <class F>
+void on_stop(caf::event_based_actor* self, F journal) {
+  auto stop = [journal, stopped = std::make_shared<bool>(false)] {
+    if (*stopped)
+      return;
+    *stopped = true;
+    journal();
+  };
+  self->set_exit_handler([=](caf::exit_msg& m) {
+    stop();
+    self->quit(m.reason);
+  });
+  self->attach_functor(stop);
+}
 
 /// The singleton instance: journals its start, an effect every 50 ms while
 /// its lease is alive, every client message, and its stop (from the exit
@@ -273,21 +345,12 @@ caf::behavior singleton_instance(caf::event_based_actor* self,
   auto node = runtime::to_string(ctx.node);
   auto inc = ctx.incarnation;
   auto token = ctx.fencing_token;
-  auto stopped = std::make_shared<bool>(false);
-  auto stop = [=] {
-    if (*stopped)
-      return;
-    *stopped = true;
-    the_journal.write("stop", node, inc, token);
-    say(fmt::format("event singleton_stopped {}", inc));
-  };
   the_journal.write("start", node, inc, token);
   say(fmt::format("event singleton_started {} {}", inc, token));
-  self->set_exit_handler([=](caf::exit_msg& m) {
-    stop();
-    self->quit(m.reason);
+  on_stop(self, [=] {
+    the_journal.write("stop", node, inc, token);
+    say(fmt::format("event singleton_stopped {}", inc));
   });
-  self->attach_functor(stop);
   self->send(self, effect_atom::value);
   auto alive = ctx.check_alive;
   return {
@@ -339,6 +402,164 @@ private:
   uint64_t seq_;
 };
 
+// ---- sharding and its oracle ----------------------------------------------
+
+/// What the sharding client sends to an entity, and what the entity answers.
+struct shard_msg {
+  uint64_t id = 0;
+  cluster::remote_ref reply_to;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, shard_msg& x) {
+  return f(x.id, x.reply_to);
+}
+
+struct shard_ack {
+  uint64_t id = 0;
+  std::string entity;
+  std::string node;
+  uint64_t incarnation = 0;
+};
+
+template <class Inspector>
+auto inspect(Inspector& f, shard_ack& x) {
+  return f(x.id, x.entity, x.node, x.incarnation);
+}
+
+void add_sharding_test_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<shard_msg>("troupe.test.shard_msg");
+  cfg.add_message_type<shard_ack>("troupe.test.shard_ack");
+}
+
+append_file sharding_journal;
+append_file client_log;
+
+/// `<ns> <rest>` into the sharding journal.
+void journal_line(const std::string& rest) {
+  sharding_journal.write_line(fmt::format("{} {}", monotonic_ns(), rest));
+}
+
+/// The next incarnation number of `entity` on this process (from 1).
+uint64_t next_incarnation(const std::string& entity) {
+  static std::mutex mtx;
+  static std::map<std::string, uint64_t> counters;
+  std::lock_guard guard{mtx};
+  return ++counters[entity];
+}
+
+/// The entity: journals its start, every message before it acknowledges
+/// it, and its stop (from the exit handler, or the exit functor when it is
+/// killed).
+caf::behavior sharded_entity(caf::event_based_actor* self,
+                             const sharding::entity_context& ctx) {
+  auto node = runtime::to_string(ctx.node);
+  auto inc = next_incarnation(ctx.entity);
+  auto who = fmt::format("{} {} {}", ctx.entity, node, inc);
+  auto ack_prefix = shard_ack{0, ctx.entity, node, inc};
+  auto remoting = ctx.remoting;
+  journal_line("started " + who);
+  on_stop(self, [=] { journal_line("stopped " + who); });
+  return {
+    [=](const shard_msg& m) {
+      journal_line(fmt::format("handled {} {}", who, m.id));
+      auto ack = ack_prefix;
+      ack.id = m.id;
+      remoting.send(m.reply_to, caf::make_message(std::move(ack)));
+    },
+  };
+}
+
+using poll_atom = caf::atom_constant<caf::atom("poll")>;
+
+/// Journals the coordinator's life on this node as its singleton manager's
+/// status shows it: asks every 10 ms; quits when the manager terminates
+/// (during the node's shutdown, after its instance stopped).
+caf::behavior coordinator_watch(caf::event_based_actor* self,
+                                singleton::singleton_manager m,
+                                std::string node) {
+  struct state {
+    uint64_t running = 0;
+    uint64_t last_seen = 0;
+  };
+  auto st = std::make_shared<state>();
+  auto stopped_line = [=] {
+    if (st->running != 0)
+      sharding_journal.write_line(fmt::format(
+        "{} coordinator_stopped {} {}", st->last_seen, node, st->running));
+    st->running = 0;
+  };
+  self->monitor(m.actor());
+  self->set_down_handler([=](caf::down_msg&) {
+    stopped_line();
+    self->quit();
+  });
+  self->send(self, poll_atom::value);
+  return {
+    [=](poll_atom) {
+      auto seen = [=](uint64_t inc) {
+        if (inc != st->running) {
+          stopped_line();
+          if (inc != 0)
+            journal_line(fmt::format("coordinator_started {} {}", node, inc));
+          st->running = inc;
+        }
+        st->last_seen = monotonic_ns();
+        self->delayed_send(self, std::chrono::milliseconds{10},
+                           poll_atom::value);
+      };
+      self
+        ->request(m.actor(), std::chrono::seconds{1},
+                  singleton::status_atom::value)
+        .then([=](const singleton::manager_status& x) { seen(x.incarnation); },
+              [=](const caf::error&) { seen(0); });
+    },
+  };
+}
+
+/// The sharding client: sends shard_msg round robin to e0..e<n-1> and logs
+/// every ack.
+class sharding_client {
+public:
+  sharding_client(caf::actor_system& sys,
+                  const cluster::remoting_handle& remoting,
+                  sharding::shard_region region, uint64_t entities)
+    : region_(std::move(region)), entities_(entities) {
+    receiver_ = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+      auto log = [](const shard_ack& a) {
+        client_log.write_line(fmt::format("acked {} {} {} {}", a.id, a.entity,
+                                          a.node, a.incarnation));
+      };
+      return {
+        [=](const cluster::remote_ref&, const shard_ack& a) { log(a); },
+        [=](const shard_ack& a) { log(a); },
+      };
+    });
+    reply_to_ = remoting.reply_ref(receiver_);
+  }
+
+  ~sharding_client() {
+    caf::anon_send_exit(receiver_, caf::exit_reason::user_shutdown);
+  }
+
+  /// One tick's messages (a round per second at a tick every 10 ms).
+  void send_batch() {
+    auto batch = std::max<uint64_t>(1, entities_ / 100);
+    for (uint64_t i = 0; i < batch; ++i) {
+      ++last_id_;
+      auto entity = fmt::format("e{}", (last_id_ - 1) % entities_);
+      region_.tell(entity, shard_msg{last_id_, reply_to_});
+    }
+  }
+
+private:
+  sharding::shard_region region_;
+  uint64_t entities_;
+  caf::actor receiver_;
+  cluster::remote_ref reply_to_;
+  uint64_t last_id_ = 0;
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -347,6 +568,8 @@ int main(int argc, char** argv) {
   install_user_signal_handlers();
   std::optional<runtime::timespan> report_interval;
   std::string singleton_name;
+  std::string sharding_type;
+  uint64_t client_entities = 0;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg{argv[i]};
@@ -359,6 +582,33 @@ int main(int argc, char** argv) {
       if (!the_journal.open(path))
         return fail(fmt::format("bad --singleton_journal: cannot open {}: {}",
                                 path, std::strerror(errno)));
+      continue;
+    }
+    if (arg.rfind(sharding_flag, 0) == 0) {
+      sharding_type = arg.substr(sharding_flag.size());
+      continue;
+    }
+    if (arg.rfind(sharding_journal_flag, 0) == 0
+        || arg.rfind(client_log_flag, 0) == 0) {
+      auto journal = arg.rfind(sharding_journal_flag, 0) == 0;
+      auto& file = journal ? sharding_journal : client_log;
+      auto path = std::string{arg.substr(arg.find('=') + 1)};
+      if (!file.open(path))
+        return fail(fmt::format("bad {}: cannot open {}: {}",
+                                arg.substr(0, arg.find('=')), path,
+                                std::strerror(errno)));
+      continue;
+    }
+    if (arg.rfind(client_flag, 0) == 0) {
+      auto text = std::string{arg.substr(client_flag.size())};
+      char* end = nullptr;
+      errno = 0;
+      client_entities = std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || errno != 0 || client_entities == 0
+          || text[0] == '-')
+        return fail(fmt::format("bad --sharding_client: {} is not a positive "
+                                "number of entities",
+                                text));
       continue;
     }
     if (arg.rfind(report_flag, 0) != 0) {
@@ -376,6 +626,13 @@ int main(int argc, char** argv) {
   runtime::node_options opts;
   opts.modules = {lease::lease_module(), cluster::cluster_module(),
                   downing::downing_module(), singleton::singleton_module()};
+  if (!sharding_type.empty()) {
+    opts.modules.push_back(sharding::sharding_module());
+    opts.modules.push_back(
+      runtime::module{"sharding_test", {}, add_sharding_test_types});
+  } else if (client_entities > 0) {
+    return fail("bad --sharding_client: needs --sharding=TYPE");
+  }
   opts.sources = runtime::sources_from_process(args, nullptr);
   auto node = runtime::node::start(std::move(opts));
   if (!node)
@@ -409,6 +666,22 @@ int main(int argc, char** argv) {
       return fail(p.error().message);
     proxy = *p;
   }
+  // The shard region, its coordinator's watch and the client.
+  std::optional<sharding::shard_region> region;
+  std::optional<sharding_client> shard_client;
+  if (!sharding_type.empty()) {
+    auto r = sharding::shard_region::start(**node, *members, *remoting,
+                                           sharding_type, sharded_entity);
+    if (!r)
+      return fail(r.error().message);
+    region = *r;
+    if (auto m = region->coordinator_manager())
+      (*node)->system().spawn(coordinator_watch, *m,
+                              runtime::to_string(remoting->local_address()));
+    if (client_entities > 0)
+      shard_client.emplace((*node)->system(), *remoting, *region,
+                           client_entities);
+  }
   std::optional<proxy_client> client;
   int leaves_seen = 0;
   int client_toggles_seen = 0;
@@ -437,6 +710,10 @@ int main(int argc, char** argv) {
       client->send_next();
       nap = std::chrono::milliseconds{10};
     }
+    if (shard_client) {
+      shard_client->send_batch();
+      nap = std::chrono::milliseconds{10};
+    }
     if (report_interval) {
       auto now = std::chrono::steady_clock::now();
       if (now >= next_report) {
@@ -451,6 +728,7 @@ int main(int argc, char** argv) {
     runtime::sleep_unless_stopped(nap);
   }
   client.reset();
+  shard_client.reset();
   say("stopping");
   (*node)->shutdown();
   say("stopped");

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "troupe/test/child_process.hpp"
 #include "troupe/test/eventually.hpp"
 #include "troupe/test/free_ports.hpp"
+#include "troupe/test/journal_file.hpp"
 
 #ifndef TROUPE_CLUSTER_NODE
 #  error "TROUPE_CLUSTER_NODE must name the cluster_node executable"
@@ -74,19 +74,12 @@ public:
   }
 
   std::string output() const {
-    std::ifstream in{out_};
-    return std::string{std::istreambuf_iterator<char>{in}, {}};
+    return journal_text(out_);
   }
 
   /// Complete lines so far (a line still being written is left out).
   std::vector<std::string> lines() const {
-    auto text = output();
-    std::vector<std::string> result;
-    size_t start = 0;
-    for (auto end = text.find('\n'); end != std::string::npos;
-         start = end + 1, end = text.find('\n', start))
-      result.push_back(text.substr(start, end - start));
-    return result;
+    return journal_lines(out_);
   }
 
   /// True if a line equals `line`.

@@ -5,7 +5,10 @@
 # its lines too.
 add_executable(cluster_node cluster_node.cpp)
 target_link_libraries(cluster_node PRIVATE troupe_cluster troupe_downing
-  troupe_lease troupe_singleton)
+  troupe_lease troupe_singleton troupe_sharding)
+# The oracle's clock (troupe/test/journal_file.hpp, header-only).
+target_include_directories(cluster_node PRIVATE
+  ${PROJECT_SOURCE_DIR}/test/support)
 troupe_warnings(cluster_node)
 
 # Three processes on loopback; one frozen with SIGSTOP and resumed.

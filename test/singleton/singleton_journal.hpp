@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +11,8 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "troupe/test/journal_file.hpp"
 
 /// @file
 /// The flags of cluster_node's singleton (--singleton) and the oracle of the
@@ -49,14 +50,6 @@ with_file_lease(std::vector<std::string> flags,
   flags.push_back("--lease.ttl=" + ttl);
   flags.push_back("--lease.file.directory=" + dir.string());
   return flags;
-}
-
-/// CLOCK_MONOTONIC now, in nanoseconds (the journal's clock).
-inline uint64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u
-         + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 /// The largest `expires_at_ns` (CLOCK_MONOTONIC ns, the time the holder's
@@ -101,13 +94,9 @@ struct instance_window {
 
 /// The journal's complete lines (a line still being written is left out).
 inline std::vector<journal_entry> read_journal(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  std::string text{std::istreambuf_iterator<char>{in}, {}};
   std::vector<journal_entry> result;
-  size_t start = 0;
-  for (auto end = text.find('\n'); end != std::string::npos;
-       start = end + 1, end = text.find('\n', start)) {
-    std::istringstream line{text.substr(start, end - start)};
+  for (const auto& text : journal_lines(p)) {
+    std::istringstream line{text};
     journal_entry e;
     line >> e.kind >> e.node >> e.incarnation >> e.token >> e.ns >> e.seq;
     line >> e.target;

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -16,11 +15,6 @@
 #include "singleton_journal.hpp"
 
 namespace troupe::test {
-
-inline std::string journal_text(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  return std::string{std::istreambuf_iterator<char>{in}, {}};
-}
 
 /// Waits until `node` started its `n`-th instance; returns its window.
 inline instance_window wait_for_instance(const cluster_processes& ps,
@@ -76,9 +70,5 @@ struct leased_cluster {
     require_all_up(ps);
   }
 };
-
-inline double seconds_between(uint64_t from_ns, uint64_t to_ns) {
-  return static_cast<double>(static_cast<int64_t>(to_ns - from_ns)) / 1e9;
-}
 
 } // namespace troupe::test
