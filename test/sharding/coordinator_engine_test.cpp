@@ -425,21 +425,52 @@ TEST_CASE("coordinator never answers the owner's own get_shard_home with "
   }));
 }
 
-// A known gap, found by the sharding simulation (seed 37 with the lease:
-// the coordinator restarted on the same node after a lease loss and
-// allocated the shards of a member removed 3.4 s earlier, within its
-// margin, while that member still ran them): a coordinator that starts
-// after a member's removal does not know that member, so its shards get
-// no removal margin. Tagged [!shouldfail] until the engine closes it
-// (e.g. from the gossip's tombstones); then drop the tag.
+// Found by the simulator (lease seed 37): a coordinator that starts after a
+// member was removed from down never saw it, so it cannot know the shards
+// it hosted; the node's removal record makes recovery wait out the margin.
 TEST_CASE("coordinator started just after a member's removal keeps that "
-          "member's shards for the margin",
-          "[!shouldfail]") {
-  coordinator_fixture f;
-  // c hosted shard s and was removed from down just before this start.
-  f.active("a:up:1 b:up:2", "ab");
-  f.from('b', get_shard_home{"s"});
-  CHECK(!f.engine.home("s").has_value());
+          "member's shards for the margin") {
+  for (auto bug : {coordinator_bug::none, coordinator_bug::no_removal_margin}) {
+    coordinator_fixture f{test_settings(), bug};
+    // c hosted shard s and was removed from down 5s before this start.
+    std::vector<recent_removal> removals{{node('c'), f.now - 5s}};
+    f.apply(f.engine.start(coordinator_fixture::view("a:up:1 b:up:2"), f.now,
+                           removals));
+    f.reg('a');
+    f.reg('b');
+    f.from('b', get_shard_home{"s"});
+    if (bug == coordinator_bug::none) {
+      CHECK(f.engine.phase() == coordinator_phase::recovering);
+      CHECK(f.engine.awaiting_reports() == membership_test::nodes("c"));
+      f.advance(14s);
+      CHECK_FALSE(f.engine.home("s").has_value());
+      f.advance(2s);
+      CHECK(f.engine.phase() == coordinator_phase::active);
+      CHECK(f.engine.home("s").has_value());
+    } else {
+      CHECK(f.engine.home("s").has_value());
+    }
+  }
+}
+
+TEST_CASE("removal tracker: downed and unseen tombstoned members count, a "
+          "graceful exit does not") {
+  using troupe::cluster::gossip;
+  removal_tracker t;
+  auto t0 = timestamp{std::chrono::hours{1}};
+  // x was removed before this node's first view: only its tombstone shows.
+  auto g0 = make_gossip("a:up:1 b:up:2 c:up:3 d:exiting:4");
+  g0.remove(node('x'), troupe::cluster::wall_time{});
+  t.on_view(g0, t0);
+  t.on_view(make_gossip("a:up:1 b:up:2 c:down:3 d:exiting:4"), t0 + 1s);
+  t.on_view(make_gossip("a:up:1 b:up:2"), t0 + 2s);
+  auto r = t.recent(t0 + 3s, 20s);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0] == recent_removal{node('x'), t0});
+  CHECK(r[1] == recent_removal{node('c'), t0 + 2s});
+  // After the margin they are forgotten.
+  CHECK(t.recent(t0 + 21s, 20s).size() == 1);
+  CHECK(t.recent(t0 + 23s, 20s).empty());
 }
 
 TEST_CASE("scenario H5: a region removed before its ack counts as acked") {

@@ -14,8 +14,8 @@
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/log.hpp"
 #include "troupe/runtime/stop_signal.hpp"
-#include "troupe/singleton/caf_glue.hpp"
 #include "troupe/sharding/sharding.hpp"
+#include "troupe/singleton/caf_glue.hpp"
 
 namespace troupe {
 
@@ -106,9 +106,15 @@ runtime::expected<sharding::shard_region>
 cluster_system::start_sharding(std::string type_name,
                                sharding::entity_factory factory,
                                sharding::region_options options) {
+  // The removal margin's `auto` covers the resolver's longest decision
+  // (ADR 0007): stable_after + down_all_when_unstable.
+  if (!options.decision_bound)
+    if (auto d = downing::downing_settings_from_config(node_->cfg()))
+      options.decision_bound
+        = d->stability.stable_after + d->stability.down_all_when_unstable;
   return sharding::shard_region::start(*node_, cluster_, remoting_,
-                                       std::move(type_name),
-                                       std::move(factory), std::move(options));
+                                       std::move(type_name), std::move(factory),
+                                       std::move(options));
 }
 
 runtime::expected<sharding::shard_region>

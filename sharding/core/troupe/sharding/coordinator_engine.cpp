@@ -54,13 +54,29 @@ coordinator_engine::coordinator_engine(
 // -- inputs -------------------------------------------------------------------
 
 coordinator_effects
-coordinator_engine::start(const cluster::membership_state& state,
-                          timestamp now) {
+coordinator_engine::start(const cluster::membership_state& state, timestamp now,
+                          const std::vector<recent_removal>& removals) {
   coordinator_effects out;
   if (started_)
     return on_membership(state, now);
   started_ = true;
   rebalance_at_ = now + settings_.rebalance_interval;
+  // Members removed before this coordinator existed: their shards are
+  // unknown here, so nothing is allocated until their margin has passed.
+  if (bug_ != coordinator_bug::no_removal_margin)
+    for (auto& r : removals) {
+      auto until = r.removed_at + settings_.down_removal_margin;
+      if (until <= now || state.latest_gossip().has_member(r.node))
+        continue;
+      removed_[r.node] = removed_member{until};
+      awaiting_.insert(r.node);
+      log(out, log_level::info,
+          fmt::format("{} was removed {} ago: allocating nothing until the "
+                      "down removal margin of {} has passed since",
+                      to_string(r.node),
+                      runtime::render_duration(now - r.removed_at),
+                      runtime::render_duration(settings_.down_removal_margin)));
+    }
   update_view(state, now, out);
   if (bug_ == coordinator_bug::skip_recovery)
     awaiting_.clear();

@@ -15,6 +15,7 @@
 #include "troupe/sharding/allocation_strategy.hpp"
 #include "troupe/sharding/coordinator_protocol.hpp"
 #include "troupe/sharding/log_line.hpp"
+#include "troupe/sharding/removal_tracker.hpp"
 #include "troupe/sharding/sharding_settings.hpp"
 
 /// @file
@@ -179,8 +180,11 @@ public:
                      std::function<bool()> lease_alive = {},
                      coordinator_bug bug = coordinator_bug::none);
 
+  /// `removals`: the members this node saw removed (removal_tracker.hpp)
+  /// whose margin may not have passed; recovery waits until it has.
   coordinator_effects start(const cluster::membership_state& state,
-                            timestamp now);
+                            timestamp now,
+                            const std::vector<recent_removal>& removals = {});
   coordinator_effects on_membership(const cluster::membership_state& state,
                                     timestamp now);
   coordinator_effects on_message(const unique_address& from,

@@ -138,8 +138,8 @@ void declare_sharding_config(runtime::config_schema& schema) {
   runtime::add_non_negative_key(
     schema, "sharding.down_removal_margin", config_type::string, "auto",
     "How long after a member was downed or removed the coordinator still "
-    "counts its shards as living there: auto (downing.stable_after) or a "
-    "duration.");
+    "counts its shards as living there: auto (downing.stable_after + "
+    "downing.down_all_when_unstable, ADR 0007) or a duration.");
   runtime::add_non_negative_key(
     schema, "sharding.use_lease", config_type::boolean, "false",
     "Run the coordinator under a lease (lease.* settings): it allocates and "
@@ -153,7 +153,7 @@ void declare_sharding_config(runtime::config_schema& schema) {
 
 runtime::expected<sharding_settings>
 sharding_settings_from_config(const runtime::config& cfg,
-                              timespan stable_after) {
+                              timespan decision_bound) {
   sharding_settings s;
   auto shards = cfg.get<int64_t>("sharding.number_of_shards");
   if (auto err = check_shards(shards))
@@ -178,7 +178,7 @@ sharding_settings_from_config(const runtime::config& cfg,
     cfg.get<int64_t>("sharding.passivation_active_entity_limit"));
   auto margin = runtime::auto_or_duration(
     "sharding.down_removal_margin",
-    cfg.get<std::string>("sharding.down_removal_margin"), stable_after);
+    cfg.get<std::string>("sharding.down_removal_margin"), decision_bound);
   if (!margin)
     return invalid(margin.error().message);
   s.down_removal_margin = *margin;

@@ -60,7 +60,8 @@ using runtime::timestamp;
 ///   down (or while unreachable) the coordinator still counts its region's
 ///   shards as living there: the downed side needs that time to learn it
 ///   is down and stop its entities (DESIGN.md §7). The shell resolves the
-///   key's default `auto` to `downing.stable_after`.
+///   key's default `auto` to the resolver's decision bound,
+///   `downing.stable_after + downing.down_all_when_unstable` (ADR 0007).
 /// - use_lease: false; the coordinator runs as a singleton guarded by a
 ///   lease (the coordinator lease, `sharding.lease_name`): it makes no
 ///   allocation and starts no rebalance unless the lease is held.
@@ -96,11 +97,12 @@ void declare_sharding_config(runtime::config_schema& schema);
 
 /// The settings from a configuration whose schema `declare_sharding_config`
 /// filled, validated. `sharding.down_removal_margin = auto` (the default)
-/// resolves to `stable_after` (the resolver's `downing.stable_after`).
-/// Errors (errc::invalid_settings) name the key and the value.
+/// resolves to `decision_bound` (the resolver's stable_after +
+/// down_all_when_unstable, ADR 0007). Errors (errc::invalid_settings) name
+/// the key and the value.
 runtime::expected<sharding_settings>
 sharding_settings_from_config(const runtime::config& cfg,
-                              timespan stable_after);
+                              timespan decision_bound);
 
 /// The lease name of the coordinator of `type_name`: `configured`
 /// (`sharding.lease_name`), or

@@ -105,7 +105,10 @@ caf::behavior coordinator_behavior(caf::event_based_actor* self,
       auto now = st->clock->now();
       if (!started) {
         started = true;
-        execute(self, *st, st->engine->start(state, now));
+        std::vector<recent_removal> removals;
+        if (st->init.recent_removals)
+          removals = st->init.recent_removals(g, now);
+        execute(self, *st, st->engine->start(state, now, removals));
       } else {
         execute(self, *st, st->engine->on_membership(state, now));
       }

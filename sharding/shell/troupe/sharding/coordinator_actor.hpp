@@ -1,7 +1,9 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <caf/behavior.hpp>
 #include <caf/fwd.hpp>
@@ -37,6 +39,11 @@ struct coordinator_init {
   /// nullptr: the actor system's clock.
   const runtime::clock_source* clock = nullptr;
   coordinator_bug bug = coordinator_bug::none;
+  /// Feeds the coordinator's first view to its node's removal record (the
+  /// region's) and returns the removals whose margin may not have passed;
+  /// empty function: none known.
+  std::function<std::vector<recent_removal>(const cluster::gossip&, timestamp)>
+    recent_removals;
 };
 
 /// The instance behavior (the singleton's instance_factory calls it).

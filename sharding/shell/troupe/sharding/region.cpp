@@ -114,6 +114,8 @@ struct shard_region::shared {
 
   std::mutex mtx;
   std::unique_ptr<engine_type> engine;
+  // The removals this node saw, for a coordinator that starts on it later.
+  removal_tracker removals;
   // The earliest engine deadline the actor was told about.
   std::optional<timestamp> wake_at;
   bool done = false;
@@ -347,8 +349,10 @@ caf::behavior region_behavior(region_self self, std::shared_ptr<shared> sh) {
   });
   return {
     [self](view_atom, const cluster::gossip& g) {
-      auto self_address = self->state.sh->cluster.self_address();
+      auto& sh = *self->state.sh;
+      auto self_address = sh.cluster.self_address();
       with_engine(self, [&](engine_type& eng, timestamp now) {
+        sh.removals.on_view(g, now);
         eng.on_membership(cluster::membership_state{g, self_address}, now);
       });
     },
@@ -679,6 +683,16 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
     mo.clock = options.clock;
     coordinator_init init{type_name, settings,      options.strategy, cluster,
                           remoting,  options.clock, options.bug};
+    init.recent_removals = [weak, margin = settings.down_removal_margin](
+                             const cluster::gossip& g, timestamp now) {
+      std::vector<recent_removal> out;
+      if (auto sh = weak.lock()) {
+        std::lock_guard<std::mutex> guard{sh->mtx};
+        sh->removals.on_view(g, now);
+        out = sh->removals.recent(now, margin);
+      }
+      return out;
+    };
     if (!init.strategy)
       init.strategy = std::make_shared<least_shard_allocation>(
         least_shard_allocation_settings{
@@ -723,7 +737,8 @@ start_on_node(runtime::node& node, cluster::cluster_handle cluster,
     runtime::timespan stable_after = std::chrono::seconds{20};
     if (cfg.schema().find("downing.stable_after"))
       stable_after = cfg.get<runtime::timespan>("downing.stable_after");
-    auto s = sharding_settings_from_config(cfg, stable_after);
+    auto s = sharding_settings_from_config(
+      cfg, options.decision_bound.value_or(stable_after));
     if (!s)
       return s.error();
     options.settings = std::move(*s);

@@ -142,6 +142,14 @@ struct region_options {
   /// How long the node's shutdown waits for the region's graceful stop
   /// (its shards handed off).
   runtime::timespan stop_timeout = std::chrono::seconds{60};
+  /// The longest the split brain resolver may take to decide after a
+  /// partition starts: stable_after + down_all_when_unstable (the
+  /// resolver downs all when no decision came within that); what
+  /// `sharding.down_removal_margin = auto` resolves to (ADR 0007). None:
+  /// `downing.stable_after` alone (`cluster_system::start_sharding` fills
+  /// it from the resolver's settings; the sharding module does not depend
+  /// on downing).
+  std::optional<runtime::timespan> decision_bound;
   /// The monotonic clock; nullptr: the node's (or the actor system's).
   const runtime::clock_source* clock = nullptr;
   /// Planted bugs (tests only).
