@@ -63,6 +63,7 @@
 #include <vector>
 
 #include <malloc.h>
+#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <caf/send.hpp>
@@ -291,6 +292,13 @@ shard_map(const shard_region& r) {
   return out;
 }
 
+/// The calling thread's CPU time in seconds.
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 double best(const std::vector<double>& xs) {
   return *std::max_element(xs.begin(), xs.end());
 }
@@ -311,7 +319,7 @@ struct pair_sizes {
   int passes = 3;
 };
 
-pair_result run_pair(bool tuned, const pair_sizes& n) {
+pair_result run_pair(bool tuned, const pair_sizes& n, bool verbose) {
   constexpr uint32_t shards = 100;
   constexpr size_t m = 100;
   auto c = std::make_shared<counter>();
@@ -363,14 +371,28 @@ pair_result run_pair(bool tuned, const pair_sizes& n) {
       window = total;
     auto before = c->get();
     auto t0 = steady::now();
+    steady::duration sending{};
+    double cpu = 0;
     for (uint64_t sent = 0; sent < total;) {
       auto batch = std::min(window, total - sent);
+      auto t_batch = steady::now();
+      auto cpu0 = thread_cpu_seconds();
       for (uint64_t i = 0; i < batch; ++i)
         send_one(sent + i);
+      cpu += thread_cpu_seconds() - cpu0;
+      sending += steady::now() - t_batch;
       sent += batch;
       await_count(*c, before + sent, 60s, what);
     }
-    return static_cast<double>(total) / seconds_d{steady::now() - t0}.count();
+    auto rate
+      = static_cast<double>(total) / seconds_d{steady::now() - t0}.count();
+    if (verbose)
+      std::printf("    %-30s %10.0f msg/s, the sender's loop %7.1f ns/msg "
+                  "(its CPU time %7.1f ns/msg)\n",
+                  what, rate,
+                  seconds_d{sending}.count() * 1e9 / static_cast<double>(total),
+                  cpu * 1e9 / static_cast<double>(total));
+    return rate;
   };
 
   pair_result r;
@@ -633,6 +655,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Cluster sharding: tell, spawn, memory, rebalance"};
   bool smoke = false;
   bool verbose = false;
+  bool verbose_rates = false;
   pair_sizes sizes;
   size_t memory = 100000;
   size_t million = 1000000;
@@ -640,6 +663,8 @@ int main(int argc, char** argv) {
   std::string figures = "12345";
   app.add_flag("--smoke", smoke, "short runs (the ctest run)");
   app.add_flag("--verbose", verbose, "keep INFO log lines");
+  app.add_flag("--passes", verbose_rates,
+               "print every pass of figures 1-3 with the sender's time");
   app.add_option("--messages", sizes.messages, "local messages per pass");
   app.add_option("--remote-messages", sizes.remote_messages,
                  "cross-node messages per pass");
@@ -667,7 +692,7 @@ int main(int argc, char** argv) {
   for (bool tuned : {false, true}) {
     if (!wants('1') && !wants('2') && !wants('3'))
       break;
-    auto r = run_pair(tuned, sizes);
+    auto r = run_pair(tuned, sizes, verbose_rates);
     std::printf("1-3. two nodes on loopback TCP, 100 shards, 100 entities, "
                 "%s scheduler, best of %d\n",
                 scheduler_name(tuned), sizes.passes);
