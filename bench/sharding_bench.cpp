@@ -515,6 +515,7 @@ memory_result run_memory(size_t k, size_t million) {
   {
     std::vector<caf::actor> raw;
     raw.reserve(k);
+    auto running = a->sys.registry().running();
     auto before = footprint::now();
     auto base = c->get();
     for (size_t i = 0; i < k; ++i) {
@@ -526,6 +527,12 @@ memory_result run_memory(size_t k, size_t million) {
     out.raw = footprint::now() - before;
     for (auto& x : raw)
       caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+    raw.clear();
+    // Gone before the entities are measured (else what they free while
+    // the entities start counts against the entities).
+    if (!test::eventually(
+          [&] { return a->sys.registry().running() <= running; }, 60s))
+      fail("the raw actors did not terminate within 60s");
   }
   // The ids exist before the measurement starts (the caller's, not the
   // region's: the region keeps its own copy of each).
