@@ -142,7 +142,8 @@ enum class region_bug : uint8_t {
 /// a default-constructed or false-converting value means "spawn failed").
 ///
 /// Inputs (time never goes backwards between calls):
-/// - `deliver`: a message for `entity` of `shard` (the hot path).
+/// - `deliver`: a message for `entity` of `shard` (the hot path);
+///   `running_entity` is its fast path alone.
 /// - `on_membership`: this node's membership view changed.
 /// - `on_coordinator_message`: a message from the coordinator's node
 ///   `from` (authenticated by the transport).
@@ -276,6 +277,25 @@ public:
   /// valid until the next call of the engine.
   const EntityRef* deliver(const entity_id& entity, const shard_id& shard,
                            Payload& msg, timestamp now) {
+    if (auto* ref = running_entity(entity, now))
+      return ref;
+    if (stopped_ || down_) {
+      drop(entity, shard, "the region has stopped");
+      return nullptr;
+    }
+    route(shard_of(shard), entity, std::move(msg), now);
+    prune();
+    return nullptr;
+  }
+
+  /// `deliver`'s fast path alone, for a caller that has the message in
+  /// another form than Payload: the reference of `entity` when it runs
+  /// here and its shard is active (counted as delivered, its idle time
+  /// restarted; the caller sends the message itself, after executing every
+  /// earlier command), else null and nothing changed (then `deliver` it).
+  /// Needs no shard id. The reference stays valid until the next call of
+  /// the engine.
+  const EntityRef* running_entity(const entity_id& entity, timestamp now) {
     if (auto i = entities_.find(entity); i != entities_.end()) {
       auto& r = i->second;
       if (r.state == entity_state::active
@@ -285,12 +305,6 @@ public:
         return &r.ref;
       }
     }
-    if (stopped_ || down_) {
-      drop(entity, shard, "the region has stopped");
-      return nullptr;
-    }
-    route(shard_of(shard), entity, std::move(msg), now);
-    prune();
     return nullptr;
   }
 

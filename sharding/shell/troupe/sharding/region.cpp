@@ -480,6 +480,30 @@ runtime::error shard_region::send(const entity_id& entity,
   return route(*sh_, entity, sh_->extractor.shard_of(entity), std::move(msg));
 }
 
+runtime::error shard_region::send_element(const entity_id& entity,
+                                          caf::mailbox_element_ptr elem) const {
+  if (!sh_ || entity.empty())
+    return send(entity, elem->move_content_to_message());
+  auto& sh = *sh_;
+  {
+    std::lock_guard<std::mutex> guard{sh.mtx};
+    if (sh.done)
+      return make_err(
+        errc::not_running,
+        fmt::format("the region of {} has stopped", sh.type_name));
+    if (auto ref = sh.engine->running_entity(entity, sh.now())) {
+      // As in route: the engine's bookkeeping first, then the mailbox,
+      // both under the lock.
+      run(sh);
+      caf::actor_cast<caf::abstract_actor*>(*ref)->enqueue(std::move(elem),
+                                                           nullptr);
+      return {};
+    }
+  }
+  return route(sh, entity, sh.extractor.shard_of(entity),
+               elem->move_content_to_message());
+}
+
 runtime::error shard_region::send(caf::message msg) const {
   if (!sh_)
     return make_err(errc::not_running, "the region was never started");

@@ -15,7 +15,9 @@
 #include <caf/behavior.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/fwd.hpp>
+#include <caf/mailbox_element.hpp>
 #include <caf/message.hpp>
+#include <caf/message_id.hpp>
 
 #include "troupe/cluster/cluster_handle.hpp"
 #include "troupe/cluster/remoting.hpp"
@@ -230,9 +232,19 @@ public:
 
   /// Sends `(xs...)` to entity `entity`. Errors: errc::unmappable_message
   /// (an empty entity id), errc::not_running.
+  ///
+  /// Cost: to a running local entity, one allocation (the mailbox element
+  /// with the values in it, made before the region's lock is taken), as
+  /// `caf::anon_send`; otherwise the element's content becomes a
+  /// `caf::message` and is routed as `send` routes it.
   template <class... Ts>
   runtime::error tell(const entity_id& entity, Ts&&... xs) const {
-    return send(entity, caf::make_message(std::forward<Ts>(xs)...));
+    if constexpr (sizeof...(Ts) == 0)
+      return send(entity, caf::message{});
+    else
+      return send_element(
+        entity, caf::make_mailbox_element(nullptr, caf::make_message_id(), {},
+                                          std::forward<Ts>(xs)...));
   }
 
   /// Sends `msg` to entity `entity` (its shard from the extractor's
@@ -275,6 +287,11 @@ public:
   explicit shard_region(std::shared_ptr<shared> sh) : sh_(std::move(sh)) {}
 
 private:
+  // `tell`'s body: straight into the mailbox of a running local entity
+  // (no shard id computed), else routed as `send`.
+  runtime::error send_element(const entity_id& entity,
+                              caf::mailbox_element_ptr elem) const;
+
   std::shared_ptr<shared> sh_;
 };
 
