@@ -26,8 +26,10 @@ uint64_t seed_budget() {
   return 500;
 }
 
-// The seeds a planted bug may take to be caught.
+// The seeds a planted bug may take to be caught (ignore_lease: see the
+// planted test).
 constexpr uint64_t bug_budget = 100;
+constexpr uint64_t lease_bug_budget = 250;
 
 // Runs without the trace; a failing seed is replayed with it.
 sharding_result run(uint64_t seed, sharding_scenario o) {
@@ -116,7 +118,13 @@ TEST_CASE("sharding sim: each checker catches its planted bug within the bug "
   REQUIRE(sharding_bug_named(p.bug, o));
   o.use_lease = p.use_lease;
   std::optional<sharding_result> caught;
-  for (uint64_t seed = 0; seed < bug_budget && !caught; ++seed) {
+  // ignore_lease shows only when an allocation falls into the few ms
+  // between the lease's loss and the instance's stop; with the margin of
+  // ADR 0007 a new coordinator allocates later and more rarely there:
+  // first caught at seed 178.
+  auto budget
+    = std::string{p.bug} == "ignore_lease" ? lease_bug_budget : bug_budget;
+  for (uint64_t seed = 0; seed < budget && !caught; ++seed) {
     auto r = run(seed, o);
     if (r.failure
         && std::find(p.checkers.begin(), p.checkers.end(), r.failure->checker)
