@@ -26,8 +26,10 @@ uint64_t seed_budget() {
   return 500;
 }
 
-// The seeds a planted bug may take to be caught.
+// The seeds a planted bug may take to be caught (ignore_lease: see the
+// planted test).
 constexpr uint64_t bug_budget = 100;
+constexpr uint64_t lease_bug_budget = 250;
 
 // Runs without the trace; a failing seed is replayed with it.
 sharding_result run(uint64_t seed, sharding_scenario o) {
@@ -40,21 +42,18 @@ sharding_result run(uint64_t seed, sharding_scenario o) {
   return r;
 }
 
-// The checker DESIGN.md §7's timing assumption rests on (see
-// sharding_world.hpp): tolerated in at most 1% of the seeds, listed.
+// The checker ADR 0007's bound rests on (see sharding_world.hpp); a seed
+// it fails is a failure like any other.
 constexpr const char* late_doomed = "removal_margin_exceeded";
 
 void sweep(const sharding_scenario& o, uint64_t seeds) {
   uint64_t acks = 0;
   uint64_t spawns = 0;
-  std::vector<uint64_t> late;
   for (uint64_t seed = 0; seed < seeds; ++seed) {
     auto r = run(seed, o);
     acks += r.acks;
     spawns += r.spawns;
-    if (r.failure && r.failure->checker == late_doomed)
-      late.push_back(seed);
-    else if (r.failure)
+    if (r.failure)
       FAIL_CHECK("seed " << seed << " (" << r.nodes << " nodes): "
                          << r.failure->checker << ": " << r.failure->detail
                          << "\nreplay: membership_sim --sharding"
@@ -63,9 +62,6 @@ void sweep(const sharding_scenario& o, uint64_t seeds) {
                          << seed << "\n"
                          << r.trace);
   }
-  for (auto seed : late)
-    WARN(late_doomed << " at seed " << seed << (o.use_lease ? " (lease)" : ""));
-  CHECK(late.size() * 100 <= seeds);
   // The runs did real work: messages handled, entities spawned.
   CHECK(acks > seeds * 1000);
   CHECK(spawns > seeds * 100);
@@ -122,7 +118,13 @@ TEST_CASE("sharding sim: each checker catches its planted bug within the bug "
   REQUIRE(sharding_bug_named(p.bug, o));
   o.use_lease = p.use_lease;
   std::optional<sharding_result> caught;
-  for (uint64_t seed = 0; seed < bug_budget && !caught; ++seed) {
+  // ignore_lease shows only when an allocation falls into the few ms
+  // between the lease's loss and the instance's stop; with the margin of
+  // ADR 0007 a new coordinator allocates later and more rarely there:
+  // first caught at seed 178.
+  auto budget
+    = std::string{p.bug} == "ignore_lease" ? lease_bug_budget : bug_budget;
+  for (uint64_t seed = 0; seed < budget && !caught; ++seed) {
     auto r = run(seed, o);
     if (r.failure
         && std::find(p.checkers.begin(), p.checkers.end(), r.failure->checker)

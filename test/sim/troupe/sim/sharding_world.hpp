@@ -14,6 +14,7 @@
 
 #include "troupe/sharding/coordinator_engine.hpp"
 #include "troupe/sharding/region_engine.hpp"
+#include "troupe/sharding/removal_tracker.hpp"
 #include "troupe/sim/singleton_world.hpp"
 
 /// @file
@@ -25,7 +26,10 @@
 /// layer starts an instance on a node, a `coordinator_engine` is created
 /// there (with that node's lease client's check_alive() as lease_alive
 /// when the scenario uses the coordinator lease), and it is dropped when
-/// the instance terminates (or its node crashes).
+/// the instance terminates (or its node crashes). As in the shell, each
+/// node incarnation keeps a `removal_tracker` fed with every view it sees;
+/// a coordinator starting there feeds it its first view and gets its
+/// removals within the margin in `start`.
 ///
 /// The layer plays the shells (DESIGN.md §7): coordinator <-> region
 /// messages and region forwards cross one simulated network that follows
@@ -78,13 +82,11 @@
 ///   report, when the other incarnation or home belongs to a member that
 ///   the acting node's view has removed or down but that has not learned
 ///   it is down yet: the doomed side decided later than
-///   down_removal_margin (stable_after) after its removal. DESIGN.md §7's
-///   argument assumes this never happens; the fault model (see the
-///   scenario) keeps to its assumptions, yet a doomed node whose own
-///   side's members shut down one by one restarts its stability timer and
-///   decides late (seed 37 with the lease). The sweep tolerates it in at
-///   most 1% of its seeds and lists them; the planted bug
-///   no_removal_margin shows it in many.
+///   down_removal_margin after its removal. With the margin of ADR 0007
+///   (stable_after + down_all_when_unstable, the resolver's decision
+///   bound) this never happens in the scenario's fault model; the sweeps
+///   fail on it like on any checker, and the planted bug
+///   no_removal_margin shows it.
 /// - one_coordinator (scenario S4): more than one coordinator engine on
 ///   nodes that are not crashed.
 /// - sharding_liveness (the scenario): after the faults stop and the
@@ -160,6 +162,8 @@ public:
 
   /// Live coordinator engines on nodes that are not crashed.
   size_t coordinators() const;
+  /// Whether a region runs a graceful shutdown (its node leaves).
+  bool handing_off() const;
 
   /// Messages handled by entities, and incarnations spawned.
   uint64_t acks() const noexcept {
@@ -206,9 +210,9 @@ private:
     std::unique_ptr<sharding::coordinator_engine> coordinator;
     uint64_t coordinator_id = 0;
     std::optional<timespan> coordinator_tick;
-    // Members in the node's last view, and when one was last removed.
-    size_t members = 0;
-    timespan last_removal{-std::chrono::hours{1}};
+    // The removals this incarnation saw (the shell's region keeps this
+    // record; a coordinator starting here gets its recent ones).
+    sharding::removal_tracker removals;
   };
 
   void feed(size_t i);
@@ -269,13 +273,18 @@ private:
 
 /// The random sharding scenario of one seed: 4-6 nodes join (and 1-2 more
 /// join during the faults), clients send to 200-400 entities over 20-50
-/// shards; then 30 s of faults (crashes with restarts, graceful leaves,
-/// clean partitions and heals, with a lease also one-way blocks, clogged
-/// links, lease faults and nodes cut off from the lease backend; the
-/// singleton layer's instances stopping by themselves), with keep_majority,
-/// stable_after 3-5 s and down_removal_margin = stable_after (DESIGN.md
-/// §7); then the faults stop, the network heals, stopped nodes start
-/// again, and within `liveness_bound` every entity handles a probe.
+/// shards; then 30 s of faults (crashes with restarts, joins, graceful
+/// leaves, clean partitions and heals at any time, also during a
+/// partition; with a lease also one-way blocks, clogged links, lease
+/// faults and nodes cut off from the lease backend; the singleton layer's
+/// instances stopping by themselves), with keep_majority, stable_after
+/// 3-5 s, down_all_when_unstable on (Akka's max(3/4 stable_after, 4 s))
+/// and down_removal_margin = stable_after + down_all_when_unstable (ADR
+/// 0007; the coordinator singleton's margin 0 with the lease, else the
+/// same); leaves during a partition and partitions during a hand-off for
+/// a leave are left out (see the scenario); then the faults stop, the
+/// network heals, stopped nodes start again, and within `liveness_bound`
+/// every entity handles a probe.
 /// With `rolling` (scenario S4) the faults are only restarts: 5 nodes,
 /// restarted one at a time or two at a time (a graceful leave or a crash,
 /// then a new incarnation), while the messages flow.
