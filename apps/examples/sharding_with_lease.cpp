@@ -18,15 +18,16 @@ int main(int argc, char** argv) {
                               .renewal_interval = 10s});
   if (!lease)
     return fail(lease.error());
-  auto accounts = (*sys)->start_sharding("account", account,
-                                         {.coordinator_lease = *lease});
+  auto accounts
+    = (*sys)->start_sharding("account", account, {.coordinator_lease = *lease});
   if (!accounts)
     return fail(accounts.error());
-  std::thread{[accounts = *accounts] { // stdin: "<account id> <amount>"
+  auto deposits = [accounts = *accounts] { // stdin: "<account id> <amount>"
     std::string id;
     for (int64_t amount = 0; std::cin >> id >> amount;)
       if (auto err = accounts.tell(id, amount))
         std::cerr << err.message << '\n';
-  }}.detach();
+  };
+  std::thread{deposits}.detach();
   return (*sys)->run(); // until SIGTERM: hand off shards, leave, stop
 }
