@@ -591,3 +591,24 @@ TEST_CASE("coordinator skip_recovery bug allocates a reported shard twice") {
   f.reg('b', {"7"});
   CHECK(f.engine.counters().conflicts == 1);
 }
+
+TEST_CASE("coordinator waits hand_off_timeout + entity_stop_timeout for a "
+          "member removed from exiting while unreachable") {
+  auto s = test_settings(); // margin 20s
+  s.hand_off_timeout = 60s;
+  coordinator_fixture g{s};
+  g.active("a:up:1 b:up:2", "ab");
+  g.from('a', get_shard_home{"1"});
+  g.from('a', get_shard_home{"2"});
+  auto on_b = g.engine.shard_map().at(node('b'));
+  REQUIRE(on_b.size() == 1);
+  g.sent.clear();
+  // b leaves; a partition cuts it off while it hands off; it is removed.
+  g.members("a:up:1 b:exiting:2", "a>b");
+  g.members("a:up:1");
+  g.from('a', get_shard_home{on_b[0]});
+  g.advance(69s); // 60s + 10s (entity_stop_timeout), not the 20s margin
+  CHECK(g.hosted('a').empty());
+  g.advance(2s);
+  CHECK(g.hosted('a') == on_b);
+}

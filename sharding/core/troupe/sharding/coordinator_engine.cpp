@@ -298,7 +298,16 @@ void coordinator_engine::update_view(const cluster::membership_state& state,
       else
         resolve_report(node, now, out);
     } else {
-      removed_[node] = removed_member{now + settings_.down_removal_margin};
+      // A member that left while unreachable may still be handing off in
+      // its own view: its region stops its shards locally only after
+      // hand_off_timeout without progress (region_engine.hpp), then within
+      // entity_stop_timeout.
+      auto wait = settings_.down_removal_margin;
+      if (m.status == member_status::leaving
+          || m.status == member_status::exiting)
+        wait = std::max(wait, settings_.hand_off_timeout
+                                + settings_.entity_stop_timeout);
+      removed_[node] = removed_member{now + wait};
       if (regions_.count(node) > 0 || awaiting_.count(node) > 0)
         log(
           out, log_level::info,

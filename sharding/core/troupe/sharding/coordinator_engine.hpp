@@ -48,8 +48,11 @@
 /// 3. A member removed from down, or while unreachable, may still run its
 ///    entities until it learns it is down itself. Its shards keep their
 ///    home for `down_removal_margin` after the removal (default the
-///    resolver's stable_after, which bounds how late the downed side
-///    decides, DESIGN.md §7); requests for them wait that long.
+///    resolver's decision bound, stable_after + down_all_when_unstable,
+///    ADR 0007); requests for them wait that long. A member removed from
+///    leaving or exiting while unreachable may still be handing off in its
+///    own view: at least hand_off_timeout + entity_stop_timeout (its
+///    region's bound for a silent coordinator).
 /// 4. A shard leaves its home only by the owner's `shard_stopped` (sent
 ///    after every entity terminated), the owner region's termination (its
 ///    actor stopped after its entities), or the rule in 3.

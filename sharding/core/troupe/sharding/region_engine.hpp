@@ -1019,6 +1019,8 @@ private:
   }
 
   void handle(const hand_off& x, timestamp now) {
+    if (shutting_down_) // progress: the coordinator hands off
+      shutdown_deadline_ = now + settings_.hand_off_timeout;
     auto i = shards_.find(x.shard);
     if (i == shards_.end() || i->second.state == shard_state::none) {
       // Scenario H1 (b): never stall a hand-off of a shard not hosted here.
@@ -1114,13 +1116,19 @@ private:
     shutdown_request_at_ = now + settings_.retry_interval;
   }
 
+  // No hand-off progress for hand_off_timeout (no answer at all, or the
+  // coordinator went silent after its ack, e.g. cut off by a partition):
+  // the shards are stopped here, so the node's exit is held in bounded time
+  // (the coordinator counts such a member as gone only after
+  // hand_off_timeout + entity_stop_timeout, coordinator_engine.hpp).
   void on_shutdown_deadline(timestamp now) {
     shutdown_deadline_.reset();
-    if (hosted_ > 0 && !shutdown_answered_) {
+    if (hosted_ > 0) {
       log(log_level::warning,
-          fmt::format("graceful shutdown: no coordinator answered within "
-                      "hand_off_timeout ({}ms): stopping the entities of {} "
-                      "shard(s) locally",
+          fmt::format("graceful shutdown: {} within hand_off_timeout ({}ms): "
+                      "stopping the entities of {} shard(s) locally",
+                      shutdown_answered_ ? "no hand-off progress"
+                                         : "no coordinator answered",
                       millis(settings_.hand_off_timeout), hosted_));
       local_stop_ = true;
       stop_all(now);
