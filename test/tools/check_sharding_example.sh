@@ -9,25 +9,9 @@
 # Usage: check_sharding_example.sh EXAMPLE_BINARY
 set -u
 bin=${1:?usage: check_sharding_example.sh EXAMPLE_BINARY}
-dir=$(mktemp -d /tmp/troupe-example-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "check_sharding_example: $*"
-  for f in "$dir"/*.out; do echo "---- $f"; tail -40 "$f"; done
-  exit 1
-}
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-p1=$(free_port); p2=$(free_port)
-export TROUPE_CLUSTER__SECRET=example-test-secret-0123456789abcdef
-export TROUPE_CLUSTER__SEED_NODES=127.0.0.1:$p1,127.0.0.1:$p2
-export TROUPE_LEASE__FILE__DIRECTORY=$dir/leases
+NAME=check_sharding_example
+# shellcheck source=example_test_lib.sh
+source "$(dirname "$0")/example_test_lib.sh"
 mkfifo "$dir/in"
 exec 3<>"$dir/in"
 "$bin" --cluster.port="$p1" </dev/null >"$dir/1.out" 2>&1 &
