@@ -1,4 +1,5 @@
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "account.hpp"
@@ -23,10 +24,15 @@ int main(int argc, char** argv) {
   if (!accounts)
     return fail(accounts.error());
   auto deposits = [accounts = *accounts] { // stdin: "<account id> <amount>"
-    std::string id;
-    for (int64_t amount = 0; std::cin >> id >> amount;)
-      if (auto err = accounts.tell(id, amount))
+    for (std::string line; std::getline(std::cin, line);) {
+      std::istringstream words{line};
+      std::string id;
+      int64_t amount = 0;
+      if (!(words >> id >> amount))
+        std::cerr << "not \"<account id> <amount>\": " << line << '\n';
+      else if (auto err = accounts.tell(id, amount))
         std::cerr << err.message << '\n';
+    }
   };
   std::thread{deposits}.detach();
   return (*sys)->run(); // until SIGTERM: hand off shards, leave, stop

@@ -305,3 +305,48 @@ TEST_CASE("cluster daemon (sim): a snapshot with leaders and role leaders "
   CHECK(got->get_as<current_cluster_state>(1) == s);
   CHECK(got->get_as<cluster::leader_changed>(2) == none);
 }
+
+TEST_CASE("cluster daemon (sim): a node that learns its removal from another "
+          "node's gossip gives its view subscribers a last view without "
+          "itself") {
+  // A node cut off (or paused) for longer than failure detection plus
+  // downing comes back to a cluster that removed it. Its own view still
+  // lists it as up; its shard regions and singleton managers must learn
+  // that it is out and stop at once, not hand off as if it were leaving.
+  daemon_world x;
+  auto stops = std::make_shared<shutdown_log>();
+  auto c_stops = std::make_shared<shutdown_log>();
+  auto hs = x.start_three(stops, c_stops);
+  auto &A = hs[0], &B = hs[1], &C = hs[2];
+  auto views = std::make_shared<std::vector<cluster::gossip>>();
+  C.subscribe_view(x.w.spawn([views](caf::event_based_actor*) -> caf::behavior {
+    return {[views](cluster::view_atom, const cluster::gossip& g) {
+      views->push_back(g);
+    }};
+  }));
+  x.w.det().run();
+  cluster::link_fault hole;
+  hole.blackhole = true;
+  auto& t = x.remoting(2).transport();
+  for (const auto& peer : {a, b})
+    for (auto dir : {cluster::direction::inbound, cluster::direction::outbound})
+      t.set_fault(ep(peer), dir, hole);
+  x.w.advance(5s);
+  B.down(c);
+  // Back before the others quarantine it (quarantine_removed_after, 5s):
+  // its gossip reaches them and theirs, without it, reaches it.
+  for (int i = 0; i < 50 && !all_up(x.state(A), 2); ++i)
+    x.w.advance(100ms);
+  REQUIRE(all_up(x.state(A), 2));
+  REQUIRE(c_stops->count() == 0);
+  REQUIRE(!views->empty());
+  REQUIRE(views->back().find(c) != nullptr);
+  CHECK(views->back().find(c)->status == cluster::member_status::up);
+  t.heal(ep(a));
+  t.heal(ep(b));
+  x.w.advance(3s);
+  REQUIRE(c_stops->count() == 1);
+  CHECK(c_stops->first().find("removed") != std::string::npos);
+  CHECK(views->back().find(c) == nullptr);
+  CHECK(views->back().tombstones().count(c) == 1);
+}

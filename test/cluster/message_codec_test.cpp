@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/binary_serializer.hpp>
@@ -68,6 +70,52 @@ TEST_CASE_METHOD(codec_fixture, "message codec: registered custom and "
   // It matches a handler as a message built locally would.
   CHECK(decoded->match_elements<remote_ref, order, ack, std::string, int32_t,
                                 caf::atom_value, std::vector<std::string>>());
+}
+
+TEST_CASE_METHOD(codec_fixture, "message codec: strings, atoms and 32- and "
+                                "64-bit integers are written exactly as "
+                                "CAF's binary serializer writes them") {
+  // Lengths around each varbyte boundary: 1, 2 and 3 length bytes.
+  std::vector<std::string> strings;
+  for (size_t n : {0, 1, 127, 128, 300, 16383, 16384, 70000})
+    strings.emplace_back(n, 'x');
+  auto msg = caf::make_message(
+    strings[0], strings[1], strings[2], strings[3], strings[4], strings[5],
+    strings[6], strings[7], caf::atom("shenvlp"), uint64_t{0x0102030405060708},
+    int64_t{-2}, uint32_t{0xdeadbeef}, int32_t{-7},
+    std::numeric_limits<int64_t>::min(), order{"ACME", 5, {1.5}});
+  std::vector<char> ours;
+  REQUIRE(!encode_message(sys, msg, ours));
+  // CAF's serializer over every element: the values section.
+  std::vector<char> cafs;
+  caf::binary_serializer sink{sys, cafs};
+  for (size_t i = 0; i < msg.size(); ++i)
+    REQUIRE(!msg.save(i, sink));
+  REQUIRE(ours.size() > cafs.size());
+  CHECK(std::equal(cafs.begin(), cafs.end(), ours.end() - cafs.size()));
+  auto decoded = decode_message(sys, bytes(ours), from);
+  REQUIRE(decoded);
+  CHECK(decoded->get_as<std::string>(8) == strings[7]);
+  CHECK(decoded->get_as<uint32_t>(12) == 0xdeadbeef);
+  CHECK(decoded->get_as<int64_t>(14) == std::numeric_limits<int64_t>::min());
+}
+
+TEST_CASE_METHOD(codec_fixture, "message codec: a message sent in two parts "
+                                "is the one message of both parts") {
+  auto head = caf::make_message(caf::atom("shenvlp"), std::string{"acc-1"});
+  auto body = caf::make_message(ack{7, "b"}, int32_t{3});
+  std::vector<char> two, one;
+  REQUIRE(!encode_message(sys, head, body, two));
+  REQUIRE(!encode_message(sys, caf::message::concat(head, body), one));
+  CHECK(two == one);
+  // An error in the body names the element's index in the whole message.
+  auto bad = caf::make_message(int32_t{1}, unregistered_thing{});
+  std::vector<char> buf;
+  auto err = encode_message(sys, head, bad, buf);
+  REQUIRE(err);
+  CHECK(err.message.find("element 3 of the whole message")
+        != std::string::npos);
+  CHECK(buf.empty());
 }
 
 TEST_CASE_METHOD(codec_fixture, "message codec: an empty message is just "

@@ -126,6 +126,13 @@ struct region {
     e.on_membership(membership_state{make_gossip(specs), node(self)}, now);
     return take();
   }
+  // `observations` as in make_gossip ("a>b": a sees b unreachable).
+  strings members_observed(std::string_view specs,
+                           std::string_view observations) {
+    e.on_membership(
+      membership_state{make_gossip(specs, "", observations), node(self)}, now);
+    return take();
+  }
   strings from(char sender, to_region msg) {
     e.on_coordinator_message(node(sender), msg, now);
     return take();
@@ -497,6 +504,47 @@ TEST_CASE("region: homes on removed members are forgotten") {
   CHECK(r.e.home_of("s1") == std::nullopt);
   CHECK(r.tell("e1", "s1", "m3") == strings{"a: get_shard_home s1"});
   CHECK(r.e.buffered() == 1);
+}
+
+TEST_CASE("region: messages for a shard whose home is unreachable wait, and "
+          "go to it in order once it is reachable again") {
+  region r;
+  r.registered();
+  REQUIRE(r.from('a', shard_home{"s1", node('b')}).empty());
+  REQUIRE(r.tell("e1", "s1", "m1") == strings{"forward b s1 e1 <- m1"});
+  // a sees b unreachable: nothing is forwarded, nothing asked
+  CHECK(r.members_observed(abc, "a>b").empty());
+  CHECK(r.logged(log_level::warning, "is unreachable: messages for its 1 "
+                                     "shard(s) wait here")
+        == 1);
+  CHECK(r.tell("e1", "s1", "m2").empty());
+  CHECK(r.tell("e2", "s1", "m3").empty());
+  CHECK(r.e.buffered() == 2);
+  CHECK(r.at(t0 + 10s).empty());
+  // the coordinator naming the same home does not release them
+  CHECK(r.from('a', shard_home{"s1", node('b')}).empty());
+  CHECK(r.e.buffered() == 2);
+  // reachable again: in order, then straight through
+  CHECK(r.members(abc)
+        == strings{"forward b s1 e1 <- m2", "forward b s1 e2 <- m3"});
+  CHECK(r.e.buffered() == 0);
+  CHECK(r.tell("e1", "s1", "m4") == strings{"forward b s1 e1 <- m4"});
+  CHECK(r.e.counters().forwarded == 4);
+}
+
+TEST_CASE("region: messages for a shard whose unreachable home is removed go "
+          "to the shard's new home") {
+  region r;
+  r.registered();
+  REQUIRE(r.from('a', shard_home{"s1", node('b')}).empty());
+  REQUIRE(r.members_observed(abc, "a>b").empty());
+  REQUIRE(r.tell("e1", "s1", "m1").empty());
+  // b downed, then removed: the home is forgotten and asked for
+  CHECK(r.members_observed("a:up:1 b:down:2 c:up:3", "a>b").empty());
+  CHECK(r.members("a:up:1 c:up:3") == strings{"a: get_shard_home s1"});
+  CHECK(r.from('a', shard_home{"s1", node('c')})
+        == strings{"a: shard_started s1", "e1#1 <- m1"});
+  CHECK(r.e.buffered() == 0);
 }
 
 // -- hand-off -----------------------------------------------------------------
@@ -945,16 +993,12 @@ TEST_CASE("region: downed during a graceful shutdown lets go of the exit") {
 // The gap the sharding simulator found (lease seed 311, leaves during
 // partitions): the resolver never downs an exiting member, and the other
 // side's leader removes it once it is unreachable, so a leaving member's
-// entities stop only when its region's graceful shutdown ends; after the
-// coordinator's ack the region waits for the hand-offs without a bound.
-// The coordinator already waits hand_off_timeout + entity_stop_timeout for
-// such a member; the naive region bound (stop locally after
-// hand_off_timeout without progress) broke the S4 sweep (rolling seed 73,
-// one_home), so this stays open: [!shouldfail] until the region bounds it
-// safely. The sim keeps leaves out of partitions meanwhile.
+// entities stop only when its region's graceful shutdown ends. The
+// coordinator waits hand_off_timeout + entity_stop_timeout after such a
+// removal; the region stops its shards hand_off_timeout after its last
+// progress, the coordinator's ack included.
 TEST_CASE("region: a leaving region whose coordinator went silent after the "
-          "ack stops its entities in bounded time",
-          "[!shouldfail]") {
+          "ack stops its entities in bounded time") {
   sharding_settings s;
   s.passivation_idle_timeout = timespan::zero(); // e1 stays busy
   region r{s};

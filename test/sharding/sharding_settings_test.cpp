@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "troupe/runtime/config_loader.hpp"
+#include "troupe/runtime/errc.hpp"
 #include "troupe/sharding/coordinator_protocol.hpp"
 #include "troupe/sharding/errc.hpp"
 #include "troupe/sharding/sharding_settings.hpp"
@@ -102,7 +103,11 @@ TEST_CASE("sharding settings: validate names the key and the value of "
      "sharding.number_of_shards must be in [1, 1000000], got 1000001"},
     {"buffer too large",
      [](sharding_settings& s) { s.buffer_size = 10'000'001; },
-     "sharding.buffer_size must be at most 10000000, got 10000001"},
+     "sharding.buffer_size must be in [1, 10000000], got 10000001"},
+    // A buffer of 0 would drop every message whose shard's home is not
+    // known yet, and with it the request for the home.
+    {"no buffer", [](sharding_settings& s) { s.buffer_size = 0; },
+     "sharding.buffer_size must be in [1, 10000000], got 0"},
     {"retry interval 0", [](sharding_settings& s) { s.retry_interval = 0s; },
      "sharding.retry_interval must be greater than 0, got 0s"},
     {"retry interval below 1ms",
@@ -179,7 +184,7 @@ TEST_CASE("sharding settings: validate names the key and the value of "
 TEST_CASE("sharding settings: the edges of every rule are accepted") {
   sharding_settings s;
   s.number_of_shards = 1;
-  s.buffer_size = 0;
+  s.buffer_size = 1;
   s.retry_interval = 1ms;
   s.hand_off_timeout = 24h;
   s.entity_stop_timeout = 1ms;
@@ -208,16 +213,32 @@ TEST_CASE("sharding settings: from_config reports a bad value with the "
     CHECK(s.error().code == invalid_settings_code());
     CHECK(s.error().message == expected);
   };
+  // The schema's bounds: refused while parsing, naming the value's source.
+  auto check_parse = [&](pairs values, std::string expected) {
+    auto s = f.load(std::move(values));
+    REQUIRE_FALSE(s);
+    CHECK(s.error().code
+          == static_cast<uint8_t>(troupe::runtime::errc::bad_config_value));
+    CHECK(s.error().message == expected);
+  };
   // 2^32 + 5 would wrap to 5 in the uint32 field.
-  check({{"sharding.number_of_shards", "4294967301"}},
-        "sharding.number_of_shards must be in [1, 1000000], got 4294967301");
-  check({{"sharding.number_of_shards", "0"}},
-        "sharding.number_of_shards must be in [1, 1000000], got 0");
-  check({{"sharding.least_shard_allocation_absolute_limit", "4294967297"}},
-        "sharding.least_shard_allocation_absolute_limit must be in [1, "
-        "1000000], got 4294967297");
-  check({{"sharding.retry_interval", "500us"}},
-        "sharding.retry_interval must be at least 1ms, got 500us");
+  check_parse({{"sharding.number_of_shards", "4294967301"}},
+              "bad value \"4294967301\" for sharding.number_of_shards (from "
+              "test): must be at most 1000000");
+  check_parse({{"sharding.number_of_shards", "0"}},
+              "bad value \"0\" for sharding.number_of_shards (from test): "
+              "must be at least 1");
+  check_parse({{"sharding.buffer_size", "0"}},
+              "bad value \"0\" for sharding.buffer_size (from test): must be "
+              "at least 1");
+  check_parse(
+    {{"sharding.least_shard_allocation_absolute_limit", "4294967297"}},
+    "bad value \"4294967297\" for "
+    "sharding.least_shard_allocation_absolute_limit (from test): "
+    "must be at most 1000000");
+  check_parse({{"sharding.retry_interval", "500us"}},
+              "bad value \"500us\" for sharding.retry_interval (from test): "
+              "must be at least 1ms");
   check({{"sharding.least_shard_allocation_relative_limit", "2"}},
         "sharding.least_shard_allocation_relative_limit must be in (0, 1], "
         "got 2");

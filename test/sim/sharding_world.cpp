@@ -762,18 +762,13 @@ sharding_result run_sharding_scenario(uint64_t seed,
   // decides at the latest stable_after + down_all_when_unstable after its
   // first reachability change, and the removal margin covers that.
   //
-  // Excluded, because the argument does not cover it: a member that leaves
-  // while a partition is on, and a partition that starts while a region
-  // hands off its shards to leave. The resolver never downs an exiting
-  // member (Akka's rule: it is going away), and the other side's leader
-  // removes it once unreachable; its entities stop only when its region's
-  // graceful shutdown ends. Once the coordinator acknowledged that
-  // shutdown, the region waits for the hand-offs without a bound (its
-  // deadline covers only a coordinator that never answered), so with the
-  // coordinator cut off the leaving member keeps its entities past any
-  // margin (lease seed 311 without this exclusion; the unit test
-  // "a leaving region whose coordinator went silent after the ack stops
-  // its entities in bounded time" in region_engine_test.cpp).
+  // Leaves during partitions are in the model too: the resolver never downs
+  // an exiting member (Akka's rule) and the other side's leader removes it
+  // once unreachable; the coordinator then waits hand_off_timeout +
+  // entity_stop_timeout before the member's shards move, and the leaving
+  // region stops its entities hand_off_timeout after its last progress
+  // (the coordinator's ack, a hand_off, a stopped shard) even when the
+  // coordinator went silent after acknowledging.
   bool partitioned = false;
   auto restart = [&](size_t i) {
     if (w.alive(i) || !hl.stopped(i))
@@ -828,7 +823,7 @@ sharding_result run_sharding_scenario(uint64_t seed,
         auto k = r.below(20);
         auto any = r.below(n);
         if (k < 2) {
-          if (w.alive(any) && live().size() > 2 && !partitioned) {
+          if (w.alive(any) && live().size() > 2) {
             w.leave(any, any);
             restart_later(any, s.now() + 5s);
           }
@@ -851,7 +846,7 @@ sharding_result run_sharding_scenario(uint64_t seed,
           w.heal();
           w.note("heal");
           partitioned = false;
-          if (a.empty() || b.empty() || hl.handing_off())
+          if (a.empty() || b.empty())
             return;
           partitioned = true;
           w.partition(a, b);
@@ -859,8 +854,6 @@ sharding_result run_sharding_scenario(uint64_t seed,
             for (auto i : a.size() < b.size() ? a : b)
               sl.cut_from_lease(i, true);
         } else if (k < 13 && options.use_lease) { // messy (lease only)
-          if (hl.handing_off())
-            return;
           partitioned = true;
           auto x = r.below(n);
           auto y = (x + 1 + r.below(n - 1)) % n;

@@ -5,7 +5,8 @@
 # accounts on both; the first gets SIGTERM, hands its shards off and leaves;
 # a deposit to one of its accounts then prints on the second (a new
 # incarnation: the balance starts from zero), long before failure detection
-# and the removal margin could have moved it; both exit 0.
+# and the removal margin could have moved it; a third node with another
+# sharding.number_of_shards is refused at join and exits 1; the two exit 0.
 # Usage: check_sharding_example.sh EXAMPLE_BINARY
 set -u
 bin=${1:?usage: check_sharding_example.sh EXAMPLE_BINARY}
@@ -54,6 +55,22 @@ for _ in $(seq 150); do
   sleep 0.1
 done
 [ -n "$took" ] || fail "the deposit to $on1 did not reach the second node within 15 s of SIGTERM"
+
+# A node with another sharding.number_of_shards is refused at join: the
+# error names the key and both values, and the node exits 1 (a supervisor
+# must see a failure, not a clean exit).
+p3=$(free_port)
+"$bin" --cluster.port="$p3" --sharding.number_of_shards=500 </dev/null >"$dir/3.out" 2>&1 &
+refused=$!
+pids+=("$refused")
+for _ in $(seq 300); do kill -0 "$refused" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$refused" 2>/dev/null && fail "the node with 500 shards still runs 30 s after it started"
+wait "$refused"
+rc=$?
+[ $rc -eq 1 ] || fail "the refused node exited with $rc, not 1"
+grep -q 'sharding.number_of_shards is "1000" on the seed node but "500" on this node' "$dir/3.out" \
+  || fail "the refused node did not name the mismatched key and values"
+
 kill -TERM "${pids[1]}"
 wait "${pids[1]}"
 rc=$?

@@ -51,7 +51,18 @@ cluster_system::start(runtime::node_options opts) {
   if (!remoting)
     return remoting.error();
   sys->remoting_ = *remoting;
-  auto members = cluster::cluster_handle::start(*sys->node_, sys->remoting_);
+  auto members = cluster::cluster_handle::start(
+    *sys->node_, sys->remoting_,
+    [stop = sys->stop_](const std::string& reason) {
+      // A removal after this node's own leave (or a signal) is the end
+      // that was asked for.
+      if (!stop->leaving.load() && !runtime::stop_requested()) {
+        stop->stopped_by_cluster.store(true);
+        runtime::logger{"cluster"}.error("the cluster stopped this node: {}",
+                                         reason);
+      }
+      runtime::request_stop();
+    });
   if (!members)
     return members.error();
   sys->cluster_ = *members;
@@ -133,7 +144,7 @@ int cluster_system::run(runtime::timespan leave_timeout) {
     runtime::sleep_unless_stopped(std::chrono::milliseconds{100});
   leave(leave_timeout);
   shutdown();
-  return 0;
+  return stop_->stopped_by_cluster.load() ? 1 : 0;
 }
 
 bool cluster_system::leave(runtime::timespan timeout) {
@@ -142,6 +153,7 @@ bool cluster_system::leave(runtime::timespan timeout) {
   if (!self || self->status == member_status::down
       || self->status == member_status::removed)
     return true; // not a member (any more), or downed: nothing to leave
+  stop_->leaving.store(true);
   cluster_.leave(self->address);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -118,7 +119,11 @@ public:
 
   /// Blocks until a stop is requested (signal, or this node downed or
   /// removed), then leaves the cluster gracefully (`leave`) and shuts down.
-  /// Returns 0, the process's exit code.
+  /// Returns the process's exit code: 0 after a signal, `request_stop` or
+  /// `leave`, 1 when the cluster stopped this node otherwise (it was downed
+  /// or removed without leaving, or it gave up joining, e.g. an
+  /// incompatible configuration): a supervisor (systemd, Kubernetes) then
+  /// sees a failure, not a clean exit. The reason is logged (ERROR).
   int run(runtime::timespan leave_timeout = std::chrono::seconds{30});
 
   /// Leaves the cluster and waits until this node is removed (or downed,
@@ -139,6 +144,14 @@ private:
   cluster::remoting_handle remoting_;
   cluster::cluster_handle cluster_;
   downing::downing_handle resolver_;
+  // Whether this node asked to leave (a removal is then expected), and
+  // whether the cluster stopped it otherwise (run()'s exit code). Shared
+  // with the cluster daemon's shutdown hook.
+  struct stop_state {
+    std::atomic<bool> leaving{false};
+    std::atomic<bool> stopped_by_cluster{false};
+  };
+  std::shared_ptr<stop_state> stop_ = std::make_shared<stop_state>();
 };
 
 /// Prints `err`'s message to stderr as "<program>: <message>" and returns

@@ -35,6 +35,8 @@ struct daemon_state {
   std::vector<caf::actor> view_subscribers;
   std::optional<gossip> last_view;
   runtime::timespan quarantine_after{0};
+  // This node stopped: its last view went out (publish_last_view).
+  bool views_closed = false;
   /// The due time of the tick in flight, if any.
   std::optional<timestamp> scheduled;
   runtime::logger log{"cluster"};
@@ -70,7 +72,7 @@ void publish(daemon_self self, const std::vector<cluster_event>& events) {
 // Sends the latest gossip to the view subscribers when it changed.
 void publish_view(daemon_self self) {
   auto& st = self->state;
-  if (st.view_subscribers.empty())
+  if (st.view_subscribers.empty() || st.views_closed)
     return;
   auto& latest = st.engine->state().latest_gossip();
   if (st.last_view && *st.last_view == latest)
@@ -78,6 +80,29 @@ void publish_view(daemon_self self) {
   st.last_view = latest;
   for (auto& sub : st.view_subscribers)
     caf::anon_send(sub, view_atom::value, latest);
+}
+
+// The last view, when this node stops; no view follows it. If its own
+// latest view still lists it as a member that is not down (it learned its
+// removal from another node's gossip, e.g. after a pause longer than
+// failure detection plus downing), the last view is that one without it:
+// shard regions and singleton managers then stop at once, as for a removal
+// they saw, instead of handing off as if the node were leaving (the others
+// already run what it hosted).
+void publish_last_view(daemon_self self) {
+  auto& st = self->state;
+  if (st.views_closed)
+    return;
+  st.views_closed = true;
+  auto last = st.engine->state().latest_gossip();
+  auto me = st.engine->self();
+  if (auto* m = last.find(me); m != nullptr && m->status != member_status::down)
+    last.remove(me, read_clock(st).wall);
+  if (st.last_view && *st.last_view == last)
+    return;
+  st.last_view = last;
+  for (auto& sub : st.view_subscribers)
+    caf::anon_send(sub, view_atom::value, last);
 }
 
 void schedule_tick(daemon_self self) {
@@ -102,6 +127,7 @@ void execute(daemon_self self, membership_effects fx) {
   if (fx.shutdown) {
     st.log.info("this node ({}) stops: {}", to_string(st.engine->self()),
                 *fx.shutdown);
+    publish_last_view(self);
     if (st.on_shutdown)
       st.on_shutdown(*fx.shutdown);
   }

@@ -46,19 +46,20 @@ void frame_dispatcher::dispatch(
   }
   if (target_name_ != env->name) {
     target_name_ = env->name;
-    target_ = ctx_->registry->find(env->name);
+    target_ = ctx_->registry->find_target(env->name);
   }
   auto& counters = *ctx_->counters;
-  if (!target_) {
+  if (!target_.actor) {
     if (remoting_counters::bump(counters.dead_letters))
-      ctx_->log.warning("dead letter: nothing is published under \"{}\" on "
-                        "this node; dropped a message from {} ({} so far)",
-                        env->name, to_string(from),
-                        counters.dead_letters.load(std::memory_order_relaxed));
+      ctx_->log.info("dead letter: nothing is published under \"{}\" on "
+                     "this node; dropped a message from {} ({} so far)",
+                     env->name, to_string(from),
+                     counters.dead_letters.load(std::memory_order_relaxed));
     return;
   }
-  caf::actor_cast<caf::abstract_actor*>(target_)->enqueue(
-    nullptr, caf::make_message_id(), std::move(*msg), host);
+  if (!target_.receiver || !(*target_.receiver)(*msg))
+    caf::actor_cast<caf::abstract_actor*>(target_.actor)
+      ->enqueue(nullptr, caf::make_message_id(), std::move(*msg), host);
   counters.delivered.fetch_add(1, std::memory_order_relaxed);
 }
 

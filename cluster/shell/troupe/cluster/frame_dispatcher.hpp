@@ -11,6 +11,7 @@
 #include <caf/message.hpp>
 
 #include "troupe/cluster/message_codec.hpp"
+#include "troupe/cluster/published_registry.hpp"
 #include "troupe/cluster/remoting_events.hpp"
 #include "troupe/cluster/remoting_shared.hpp"
 #include "troupe/cluster/transport.hpp"
@@ -57,7 +58,7 @@ public:
   /// unpublished meanwhile).
   void reset_target() {
     target_name_.clear();
-    target_ = nullptr;
+    target_ = {};
   }
 
 private:
@@ -67,7 +68,7 @@ private:
   std::shared_ptr<inbound_context> ctx_;
   decode_cache cache_;
   std::string target_name_;
-  caf::actor target_;
+  published_registry::target target_;
 };
 
 } // namespace troupe::cluster::detail

@@ -42,6 +42,13 @@ namespace troupe::cluster {
 runtime::error encode_message(caf::actor_system& sys, const caf::message& msg,
                               std::vector<char>& out);
 
+/// Appends the body of the message `(head..., body...)` to `out` as
+/// `encode_message` would for `caf::message::concat(head, body)`, without
+/// building that message. The same errors; element indexes count through
+/// both parts.
+runtime::error encode_message(caf::actor_system& sys, const caf::message& head,
+                              const caf::message& body, std::vector<char>& out);
+
 /// Checks that every element of `msg` could be encoded (the same errors as
 /// `encode_message`) without serializing anything: for messages delivered
 /// on this node, so a send behaves the same wherever its target lives.

@@ -12,8 +12,9 @@
 
 namespace troupe::cluster {
 
-runtime::error published_registry::add(const std::string& name,
-                                       const caf::actor& actor) {
+runtime::error
+published_registry::add(const std::string& name, const caf::actor& actor,
+                        std::shared_ptr<const direct_receiver> receiver) {
   if (auto err = validate_published_name(name))
     return err;
   if (!actor)
@@ -21,13 +22,17 @@ runtime::error published_registry::add(const std::string& name,
       remoting_errc::invalid_actor,
       fmt::format("cannot publish \"{}\": the actor handle is invalid", name));
   std::unique_lock guard{mtx_};
-  auto [i, added] = named_.emplace(name, actor);
-  if (!added && i->second != actor)
+  auto [i, added] = named_.try_emplace(name, target{actor, receiver});
+  if (added)
+    return {};
+  if (i->second.actor != actor)
     return runtime::make_error(
       remoting_errc::name_taken,
       fmt::format("cannot publish \"{}\": another actor (id {}) is published "
                   "under that name",
-                  name, i->second.id()));
+                  name, i->second.actor.id()));
+  if (receiver)
+    i->second.receiver = std::move(receiver);
   return {};
 }
 
@@ -44,7 +49,7 @@ bool published_registry::remove_if(std::string_view name,
                                    const caf::actor_addr& actor) {
   std::unique_lock guard{mtx_};
   auto i = named_.find(name);
-  if (i == named_.end() || i->second.address() != actor)
+  if (i == named_.end() || i->second.actor.address() != actor)
     return false;
   named_.erase(i);
   return true;
@@ -54,8 +59,8 @@ std::vector<std::string>
 published_registry::names_of(const caf::actor_addr& actor) const {
   std::vector<std::string> result;
   std::shared_lock guard{mtx_};
-  for (auto& [name, a] : named_)
-    if (a.address() == actor)
+  for (auto& [name, t] : named_)
+    if (t.actor.address() == actor)
       result.push_back(name);
   std::sort(result.begin(), result.end());
   return result;
@@ -93,7 +98,16 @@ caf::actor published_registry::find(std::string_view name) const {
   }
   std::shared_lock guard{mtx_};
   auto i = named_.find(name);
-  return i == named_.end() ? caf::actor{} : i->second;
+  return i == named_.end() ? caf::actor{} : i->second.actor;
+}
+
+published_registry::target
+published_registry::find_target(std::string_view name) const {
+  if (!name.empty() && name.front() == '$')
+    return target{find(name), nullptr};
+  std::shared_lock guard{mtx_};
+  auto i = named_.find(name);
+  return i == named_.end() ? target{} : i->second;
 }
 
 bool published_registry::contains(std::string_view name) const {
@@ -110,7 +124,7 @@ std::vector<std::string> published_registry::names() const {
   std::vector<std::string> result;
   {
     std::shared_lock guard{mtx_};
-    for (auto& [name, a] : named_)
+    for (auto& [name, t] : named_)
       result.push_back(name);
   }
   std::sort(result.begin(), result.end());

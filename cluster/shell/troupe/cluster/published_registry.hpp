@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -28,10 +30,24 @@ namespace troupe::cluster {
 /// every member takes a lock (shared for lookups).
 class published_registry {
 public:
-  /// Publishes `actor` under `name` (checked: validate_published_name).
-  /// Errors: remoting_errc::invalid_name, invalid_actor, name_taken (by
-  /// another actor; the same actor again is fine).
-  runtime::error add(const std::string& name, const caf::actor& actor);
+  /// Takes a message for a published name on the receiving thread instead
+  /// of the actor's mailbox (see remoting_handle::publish); returns false
+  /// to leave it to the mailbox. The message is `(remote_ref from, ...)`.
+  using direct_receiver = std::function<bool(caf::message& msg)>;
+
+  /// A published name's target.
+  struct target {
+    caf::actor actor;
+    /// Null: every message goes to the actor's mailbox.
+    std::shared_ptr<const direct_receiver> receiver;
+  };
+
+  /// Publishes `actor` under `name` (checked: validate_published_name),
+  /// with an optional direct receiver. Errors: remoting_errc::invalid_name,
+  /// invalid_actor, name_taken (by another actor; the same actor again is
+  /// fine, and a receiver given then replaces the previous one).
+  runtime::error add(const std::string& name, const caf::actor& actor,
+                     std::shared_ptr<const direct_receiver> receiver = {});
 
   /// Unpublishes `name`; true if it was published.
   bool remove(std::string_view name);
@@ -52,6 +68,9 @@ public:
   /// The actor reachable under `name` (published or reply name), or an
   /// invalid handle.
   caf::actor find(std::string_view name) const;
+
+  /// `find` with the name's direct receiver (none for reply names).
+  target find_target(std::string_view name) const;
 
   /// True if `find(name)` would find an actor.
   bool contains(std::string_view name) const;
@@ -74,8 +93,7 @@ private:
   };
 
   mutable std::shared_mutex mtx_;
-  std::unordered_map<std::string, caf::actor, string_hash, std::equal_to<>>
-    named_;
+  std::unordered_map<std::string, target, string_hash, std::equal_to<>> named_;
   std::unordered_map<uint64_t, caf::actor> exposed_;
 };
 

@@ -33,18 +33,20 @@ bool is_local(const detail::remoting_shared& sh, const unique_address& node) {
 // Delivers `msg` from this node to the actor published as `name` here.
 void deliver_locally(detail::remoting_shared& sh, const std::string& name,
                      const caf::message& msg, const std::string& reply_to) {
-  auto target = sh.registry->find(name);
-  if (!target) {
+  auto target = sh.registry->find_target(name);
+  if (!target.actor) {
     if (detail::remoting_counters::bump(sh.counters->dead_letters))
-      sh.log.warning("dead letter: nothing is published under \"{}\" on this "
-                     "node; dropped a local message",
-                     name);
+      sh.log.info("dead letter: nothing is published under \"{}\" on this "
+                  "node; dropped a local message",
+                  name);
     return;
   }
   auto full = caf::message::concat(
     caf::make_message(remote_ref{sh.local, reply_to}), msg);
-  caf::actor_cast<caf::abstract_actor*>(target)->enqueue(
-    nullptr, caf::make_message_id(), std::move(full), nullptr);
+  if (target.receiver && (*target.receiver)(full))
+    return;
+  caf::actor_cast<caf::abstract_actor*>(target.actor)
+    ->enqueue(nullptr, caf::make_message_id(), std::move(full), nullptr);
 }
 
 } // namespace
@@ -121,13 +123,16 @@ cluster::transport& remoting_handle::transport() const {
   return *sh_->transport;
 }
 
-runtime::error remoting_handle::send(const remote_ref& to,
-                                     const caf::message& msg,
-                                     const remote_ref& reply_to,
-                                     lane lane) const {
-  if (!sh_ || !sh_->running.load(std::memory_order_acquire))
+namespace {
+
+// `send`'s body for the message `(head..., body...)`.
+runtime::error send_parts(const std::shared_ptr<detail::remoting_shared>& shp,
+                          const remote_ref& to, const caf::message& head,
+                          const caf::message& body, const remote_ref& reply_to,
+                          lane lane) {
+  if (!shp || !shp->running.load(std::memory_order_acquire))
     return not_running();
-  auto& sh = *sh_;
+  auto& sh = *shp;
   if (!to.is_addressable() || to.name.size() > max_name_size)
     return runtime::make_error(
       remoting_errc::invalid_ref,
@@ -146,6 +151,7 @@ runtime::error remoting_handle::send(const remote_ref& to,
     return err;
   };
   if (is_local(sh, to.node)) {
+    auto msg = head.empty() ? body : caf::message::concat(head, body);
     if (auto err = check_message(sh.sys, msg))
       return refused(std::move(err));
     deliver_locally(sh, to.name, msg, reply_to.name);
@@ -155,13 +161,29 @@ runtime::error remoting_handle::send(const remote_ref& to,
   thread_local std::vector<char> buf;
   buf.clear();
   append_message_header(buf, to.name, reply_to.name);
-  if (auto err = encode_message(sh.sys, msg, buf))
+  if (auto err = encode_message(sh.sys, head, body, buf))
     return refused(std::move(err));
   if (auto err
       = sh.transport->send(to.node, lane, std::as_bytes(std::span{buf})))
     return err;
   sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
   return {};
+}
+
+} // namespace
+
+runtime::error remoting_handle::send(const remote_ref& to,
+                                     const caf::message& msg,
+                                     const remote_ref& reply_to,
+                                     lane lane) const {
+  static const caf::message none;
+  return send_parts(sh_, to, none, msg, reply_to, lane);
+}
+
+runtime::error remoting_handle::send(const remote_ref& to,
+                                     const caf::message& head,
+                                     const caf::message& body) const {
+  return send_parts(sh_, to, head, body, {}, lane::ordinary);
 }
 
 remote_ref remoting_handle::reply_ref(const caf::actor& actor) const {
@@ -177,9 +199,18 @@ remote_ref remoting_handle::reply_ref(const caf::actor& actor) const {
 runtime::expected<remote_ref>
 remoting_handle::publish(const std::string& name,
                          const caf::actor& actor) const {
+  return publish(name, actor, direct_receiver{});
+}
+
+runtime::expected<remote_ref>
+remoting_handle::publish(const std::string& name, const caf::actor& actor,
+                         direct_receiver receiver) const {
   if (!sh_ || !sh_->running.load(std::memory_order_acquire))
     return not_running();
-  if (auto err = sh_->registry->add(name, actor))
+  if (auto err = sh_->registry->add(
+        name, actor,
+        receiver ? std::make_shared<const direct_receiver>(std::move(receiver))
+                 : nullptr))
     return err;
   caf::anon_send(sh_->actor, published_atom::value, name, actor);
   return remote_ref{sh_->local, name};

@@ -135,6 +135,13 @@ public:
                       const remote_ref& reply_to = {},
                       lane lane = lane::ordinary) const;
 
+  /// Sends the message `(head..., body...)` like `send(to, concat(head,
+  /// body))`, anonymous, ordinary lane, without building it: both parts
+  /// are serialized into one frame (a router's envelope before its
+  /// payload). Errors as `send`.
+  runtime::error send(const remote_ref& to, const caf::message& head,
+                      const caf::message& body) const;
+
   /// `send(to, make_message(xs...))`, anonymous, ordinary lane.
   template <class... Ts>
   runtime::error tell(const remote_ref& to, Ts&&... xs) const {
@@ -165,6 +172,25 @@ public:
                                         const Handle& actor) const {
     return publish(name, caf::actor_cast<caf::actor>(actor));
   }
+
+  /// Takes a message for a published name on the thread that receives it
+  /// (the io thread, an inbound actor, or a local sender) instead of the
+  /// actor's mailbox: `(remote_ref from, ...)`, as the actor would get it.
+  /// Returns true when it took the message, false to leave it to the
+  /// mailbox. Must be thread-safe and must not block. Counted as delivered
+  /// either way.
+  using direct_receiver = published_registry::direct_receiver;
+
+  /// `publish(name, actor)` with a direct receiver: the messages for `name`
+  /// go to `receiver` first, and those it declines to `actor`'s mailbox;
+  /// `actor` still defines the name's life (unpublished when it stops)
+  /// and is what watches see. For a router that forwards most messages on
+  /// (a shard region) and would otherwise add a mailbox hop per message;
+  /// per-sender order holds among the messages `receiver` takes and among
+  /// those it declines, not between the two. Errors as `publish`.
+  runtime::expected<remote_ref> publish(const std::string& name,
+                                        const caf::actor& actor,
+                                        direct_receiver receiver) const;
 
   /// Unpublishes `name` (its watchers get `remote_down{unpublished}`);
   /// false if nothing was published under it.

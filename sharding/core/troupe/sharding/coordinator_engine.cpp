@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <utility>
 
 #include <fmt/format.h>
@@ -74,7 +75,9 @@ coordinator_engine::start(const cluster::membership_state& state, timestamp now,
           fmt::format("{} was removed {} ago: allocating nothing until the "
                       "down removal margin of {} has passed since",
                       to_string(r.node),
-                      runtime::render_duration(now - r.removed_at),
+                      runtime::render_duration(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(
+                          now - r.removed_at)),
                       runtime::render_duration(settings_.down_removal_margin)));
     }
   update_view(state, now, out);
@@ -465,11 +468,19 @@ void coordinator_engine::on_get_home(const unique_address& from,
   if (phase_ == coordinator_phase::active && rebalances_.count(shard) == 0) {
     auto h = homes_.find(shard);
     if (h != homes_.end()) {
-      if (removed_.count(h->second) == 0
-          && !(h->second == from && stopping_.count(shard) > 0)) {
+      bool owner_stopping = h->second == from && stopping_.count(shard) > 0;
+      if (removed_.count(h->second) == 0 && !owner_stopping) {
         out.send.push_back({from, shard_home{shard, h->second}});
         return;
       }
+      // The owner asks for a shard it was told to hand off: it is still
+      // stopping it (its shard_stopped comes), or the hand_off never
+      // reached it (it buffers since begin_hand_off and would wait for ever
+      // while this request waits for its shard_stopped). hand_off again:
+      // idempotent at the region, which answers shard_stopped once the
+      // entities are gone (found by the simulator, lease seed 188).
+      if (owner_stopping)
+        out.send.push_back({from, hand_off{shard}});
     } else if (try_allocate(shard, from, now, out)) {
       return;
     }
@@ -741,6 +752,20 @@ void coordinator_engine::rebalance_round(timestamp now,
         "not rebalancing: the coordinator lease is not held");
     return;
   }
+  // One INFO line per round (the per-shard lines are DEBUG): a user sees
+  // why entities restart elsewhere.
+  std::map<runtime::unique_address, size_t> from;
+  for (auto& shard : shards)
+    if (auto h = homes_.find(shard); h != homes_.end())
+      ++from[h->second];
+  std::string sources;
+  for (auto& [node, n] : from)
+    sources += fmt::format("{}{} from {}", sources.empty() ? "" : ", ", n,
+                           to_string(node));
+  log(out, log_level::info,
+      fmt::format("rebalance: moving {} shard(s) ({}); their entities stop "
+                  "there and start again where the shards are allocated",
+                  shards.size(), sources));
   for (auto& shard : shards)
     start_rebalance(shard, now, out);
 }

@@ -22,6 +22,8 @@ const char* to_string(errc x) noexcept {
       return "not_running";
     case errc::no_coordinator:
       return "no_coordinator";
+    case errc::stop_failed:
+      return "stop_failed";
   }
   return "unknown";
 }

@@ -32,6 +32,9 @@ enum class errc : uint8_t {
   /// No coordinator answered a query in time (none known yet, or it is
   /// unreachable).
   no_coordinator,
+  /// A graceful stop did not finish in time (the region was killed), or
+  /// its timeout was not positive (nothing done).
+  stop_failed,
 };
 
 /// The enumerator's name, e.g. "invalid_settings".

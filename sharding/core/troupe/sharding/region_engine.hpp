@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -163,12 +164,19 @@ enum class region_bug : uint8_t {
 ///   `coordinator_hello`, or another coordinator node).
 /// - Routing a message for shard S: S hosted here and active -> its entity
 ///   (running: straight through, spawned when absent; stopping: its
-///   buffer, for the next incarnation). S's home known and remote ->
-///   `forward`. Otherwise buffered per shard, with `get_shard_home`
-///   (once, then every retry_interval while messages wait). All buffered
-///   messages together are at most buffer_size; a message that does not
-///   fit is dropped (counted; WARNING the first time and every 1000th).
-/// - Homes on members that left the view are forgotten.
+///   buffer, for the next incarnation). S's home known, remote and
+///   reachable -> `forward`. S's home known but unreachable (some observer
+///   that is not down sees it so) -> buffered without asking: forwarded
+///   in order once the home is reachable again, or, once it was removed,
+///   sent where the coordinator re-homes S (Akka forwards to an
+///   unreachable region and loses what a crashed node never gets; here
+///   the loss is bounded by buffer_size and counted). Otherwise buffered
+///   per shard, with `get_shard_home` (once, then every retry_interval
+///   while messages wait). All buffered messages together are at most
+///   buffer_size; a message that does not fit is dropped (counted;
+///   WARNING the first time and every 1000th).
+/// - Homes on members that left the view are forgotten (their buffered
+///   messages then ask for the new home).
 /// - `begin_hand_off`: forget S's home (hosted here: entities keep running,
 ///   new messages are buffered), answer `begin_hand_off_ack`. `hand_off`:
 ///   stop S's entities (stop message; kill after entity_stop_timeout,
@@ -288,6 +296,19 @@ public:
     return nullptr;
   }
 
+  /// `deliver` after `running_entity(entity, now)` came back null with no
+  /// call of the engine in between: the rest of the routing, without
+  /// looking `entity` up again (a caller that tried the fast path first).
+  void deliver_not_running(const entity_id& entity, const shard_id& shard,
+                           Payload&& msg, timestamp now) {
+    if (stopped_ || down_) {
+      drop(entity, shard, "the region has stopped");
+      return;
+    }
+    route(shard_of(shard), entity, std::move(msg), now);
+    prune();
+  }
+
   /// `deliver`'s fast path alone, for a caller that has the message in
   /// another form than Payload: the reference of `entity` when it runs
   /// here and its shard is active (counted as delivered, its idle time
@@ -322,13 +343,26 @@ public:
     }
     if (down_)
       return;
-    for (auto& [id, s] : shards_)
-      if (s.home && state.latest_gossip().find(*s.home) == nullptr) {
+    update_unreachable(state);
+    for (auto& entry : shards_) {
+      auto& [id, s] = entry;
+      if (!s.home)
+        continue;
+      if (state.latest_gossip().find(*s.home) == nullptr) {
         log(log_level::info,
             fmt::format("forgot the home of shard {}: {} left the cluster", id,
                         runtime::to_string(*s.home)));
         s.home.reset();
+        maybe_ask(&entry, now);
+      } else if (!s.buffer.empty() && s.state == shard_state::none
+                 && !unreachable_.contains(*s.home)) {
+        log(log_level::info,
+            fmt::format("forwarding {} message(s) for shard {} to {}: "
+                        "reachable again",
+                        s.buffer.size(), id, runtime::to_string(*s.home)));
+        forward_buffer(&entry);
       }
+    }
     std::optional<unique_address> coordinator;
     if (auto m = state.oldest(role()))
       coordinator = m->address;
@@ -636,10 +670,17 @@ private:
     auto& sr = s->second;
     if (sr.state == shard_state::active) {
       deliver_local(s, entity, std::move(msg), now);
-    } else if (sr.home) {
+    } else if (sr.home
+               && (unreachable_.empty() || !unreachable_.contains(*sr.home))) {
       commands_.emplace_back(
         forward{*sr.home, s->first, entity, std::move(msg)});
       ++counters_.forwarded;
+    } else if (sr.home) {
+      // Unreachable home: wait for it (or for the shard's new home).
+      if (admit(entity, s->first)) {
+        sr.buffer.push_back(pending{entity, std::move(msg)});
+        ++counters_.buffered;
+      }
     } else if (admit(entity, s->first)) {
       sr.buffer.push_back(pending{entity, std::move(msg)});
       ++counters_.buffered;
@@ -995,12 +1036,45 @@ private:
     }
     sr.home = x.region;
     sr.ask_at.reset();
+    // An unreachable home keeps the messages until it is reachable again.
+    if (!unreachable_.contains(x.region))
+      forward_buffer(s);
+  }
+
+  // Forwards the buffer of `s` to its (remote, reachable) home, in order.
+  void forward_buffer(shard_entry* s) {
+    auto& sr = s->second;
     counters_.buffered -= sr.buffer.size();
     counters_.forwarded += sr.buffer.size();
     for (auto& p : sr.buffer)
       commands_.emplace_back(
-        forward{x.region, x.shard, std::move(p.entity), std::move(p.msg)});
+        forward{*sr.home, s->first, std::move(p.entity), std::move(p.msg)});
     sr.buffer.clear();
+  }
+
+  // The members some observer that is not down sees as unreachable; logs
+  // each that becomes so while shards live there.
+  void update_unreachable(const cluster::membership_state& state) {
+    std::set<unique_address> now_unreachable;
+    for (const auto& m : state.latest_gossip().members())
+      if (m.address != self_
+          && !state.is_reachable_excluding_downed_observers(m.address))
+        now_unreachable.insert(m.address);
+    for (const auto& n : now_unreachable) {
+      if (unreachable_.contains(n))
+        continue;
+      size_t homed = 0;
+      for (const auto& [id, s] : shards_)
+        if (s.home == n)
+          ++homed;
+      if (homed > 0)
+        log(log_level::warning,
+            fmt::format("{} is unreachable: messages for its {} shard(s) "
+                        "wait here (at most buffer_size {} in all) until it "
+                        "is reachable again or its shards are re-homed",
+                        runtime::to_string(n), homed, settings_.buffer_size));
+    }
+    unreachable_ = std::move(now_unreachable);
   }
 
   void handle(const host_shard& x, timestamp now) {
@@ -1116,16 +1190,21 @@ private:
     shutdown_request_at_ = now + settings_.retry_interval;
   }
 
-  // No coordinator answered the shutdown request within hand_off_timeout:
-  // the shards are stopped here. (A coordinator that goes silent after its
-  // ack is not covered yet: region_engine_test.cpp's [!shouldfail] case.)
+  // No progress within hand_off_timeout during the graceful shutdown (no
+  // coordinator answered the request, or it went silent after its ack: cut
+  // off, or its node crashed): the shards are stopped here. The
+  // coordinator moves the shards of a member removed while leaving only
+  // hand_off_timeout + entity_stop_timeout after the removal, which comes
+  // after this deadline started, so the entities here stop first.
   void on_shutdown_deadline(timestamp now) {
     shutdown_deadline_.reset();
-    if (hosted_ > 0 && !shutdown_answered_) {
+    if (hosted_ > 0) {
       log(log_level::warning,
           fmt::format("graceful shutdown: {} within hand_off_timeout ({}ms): "
                       "stopping the entities of {} shard(s) locally",
-                      "no coordinator answered",
+                      shutdown_answered_
+                        ? "no progress after the coordinator's ack"
+                        : "no coordinator answered",
                       millis(settings_.hand_off_timeout), hosted_));
       local_stop_ = true;
       stop_all(now);
@@ -1264,6 +1343,8 @@ private:
   // the coordinator
   bool seen_self_ = false;
   std::optional<unique_address> coordinator_;
+  // Members some observer that is not down sees as unreachable.
+  std::set<unique_address> unreachable_;
   bool registered_ = false;
   bool refused_ = false;
   std::optional<timestamp> register_at_;

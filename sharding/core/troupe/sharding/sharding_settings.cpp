@@ -15,7 +15,7 @@ using runtime::config_type;
 
 constexpr int64_t max_shards = 1'000'000;
 constexpr int64_t max_absolute_limit = 1'000'000;
-constexpr uint64_t max_buffer_size = 10'000'000;
+constexpr int64_t max_buffer_size = 10'000'000;
 constexpr uint64_t max_active_entity_limit = 100'000'000;
 
 runtime::error invalid(std::string what) {
@@ -49,8 +49,9 @@ runtime::error check_absolute_limit(int64_t value) {
 runtime::error validate(const sharding_settings& s) {
   if (auto err = check_shards(s.number_of_shards))
     return err;
-  if (auto err = refile(runtime::check_count_at_most(
-        "sharding.buffer_size", s.buffer_size, max_buffer_size)))
+  if (auto err = refile(runtime::check_integer_in(
+        "sharding.buffer_size", static_cast<int64_t>(s.buffer_size), 1,
+        max_buffer_size)))
     return err;
   std::pair<std::string_view, timespan> intervals[] = {
     {"sharding.retry_interval", s.retry_interval},
@@ -82,42 +83,70 @@ runtime::error validate(const sharding_settings& s) {
   return {};
 }
 
+namespace {
+
+// A key with bounds the configuration checks at parse time (the error then
+// names the source: flag, variable or file) and the reference shows.
+void add_integer_key(runtime::config_schema& schema, std::string name,
+                     std::string default_value, std::string description,
+                     int64_t min, int64_t max) {
+  auto key = runtime::make_config_key(std::move(name), config_type::integer,
+                                      std::move(default_value),
+                                      std::move(description));
+  key.min_integer = min;
+  key.max_integer = max;
+  schema.add(std::move(key));
+}
+
+void add_interval_key(runtime::config_schema& schema, std::string name,
+                      std::string default_value, std::string description) {
+  auto key = runtime::make_config_key(std::move(name), config_type::duration,
+                                      std::move(default_value),
+                                      std::move(description));
+  key.min_duration = runtime::min_setting_interval;
+  schema.add(std::move(key));
+}
+
+} // namespace
+
 void declare_sharding_config(runtime::config_schema& schema) {
-  runtime::add_non_negative_key(
-    schema, "sharding.number_of_shards", config_type::integer, "1000",
+  add_integer_key(
+    schema, "sharding.number_of_shards", "1000",
     "Shards per entity type, in [1, 1000000]; the default shard id is the "
-    "entity id's hash modulo this.");
+    "entity id's hash modulo this.",
+    1, max_shards);
   schema.check_on_join("sharding.number_of_shards");
   runtime::add_non_negative_key(
     schema, "sharding.role", config_type::string, "",
     "Only members with this role host shards and the coordinator (empty: "
     "all); regions elsewhere are proxy-only.");
-  runtime::add_non_negative_key(
-    schema, "sharding.buffer_size", config_type::integer, "100000",
+  add_integer_key(
+    schema, "sharding.buffer_size", "100000",
     "Messages a region keeps (all shards together) while a shard's home "
     "is unknown or it is handed off; when full a new message is dropped "
-    "and counted.");
-  runtime::add_non_negative_key(
-    schema, "sharding.retry_interval", config_type::duration, "2s",
+    "and counted.",
+    1, max_buffer_size);
+  add_interval_key(
+    schema, "sharding.retry_interval", "2s",
     "How often a region repeats get_shard_home and its registration, and "
     "the coordinator its coordinator_hello.");
-  runtime::add_non_negative_key(
-    schema, "sharding.hand_off_timeout", config_type::duration, "60s",
+  add_interval_key(
+    schema, "sharding.hand_off_timeout", "60s",
     "How long the hand-off of one shard may take before the coordinator "
     "gives it up.");
-  runtime::add_non_negative_key(
-    schema, "sharding.entity_stop_timeout", config_type::duration, "10s",
+  add_interval_key(
+    schema, "sharding.entity_stop_timeout", "10s",
     "How long a region waits for an entity to terminate after its stop "
     "message before it kills it.");
-  runtime::add_non_negative_key(
-    schema, "sharding.rebalance_interval", config_type::duration, "10s",
+  add_interval_key(
+    schema, "sharding.rebalance_interval", "10s",
     "How often the coordinator asks the allocation strategy for shards to "
     "move.");
-  runtime::add_non_negative_key(
-    schema, "sharding.least_shard_allocation_absolute_limit",
-    config_type::integer, "20",
+  add_integer_key(
+    schema, "sharding.least_shard_allocation_absolute_limit", "20",
     "The default allocation strategy's most shards moved per rebalance "
-    "round, in [1, 1000000].");
+    "round, in [1, 1000000].",
+    1, max_absolute_limit);
   runtime::add_non_negative_key(
     schema, "sharding.least_shard_allocation_relative_limit", config_type::real,
     "0.5",

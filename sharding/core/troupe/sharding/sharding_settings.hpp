@@ -83,7 +83,7 @@ struct sharding_settings {
 
 /// Checks `s`: the first violated rule as an errc::invalid_settings error
 /// naming the key (`sharding.<field>`) and the value. Rules:
-/// number_of_shards in [1, 1,000,000]; buffer_size at most 10,000,000;
+/// number_of_shards in [1, 1,000,000]; buffer_size in [1, 10,000,000];
 /// retry_interval, hand_off_timeout, entity_stop_timeout and
 /// rebalance_interval in [1ms, 24h]; the absolute limit in [1, 1,000,000]
 /// and the relative limit in (0, 1]; passivation_idle_timeout in [0, 24h]

@@ -23,7 +23,9 @@ runtime::error validate_type_name(std::string_view type_name) {
   // lease names), reported as sharding's error.
   if (auto err = singleton::validate_type_name(type_name)) {
     auto text = err.message;
-    if (auto pos = text.find("singleton type name"); pos != std::string::npos)
+    if (auto pos = text.find("a singleton type name"); pos != std::string::npos)
+      text.replace(pos, 21, "an entity type name");
+    else if (pos = text.find("singleton type name"); pos != std::string::npos)
       text.replace(pos, 19, "entity type name");
     return runtime::make_error(errc::invalid_name, std::move(text));
   }
@@ -67,7 +69,6 @@ void add_sharding_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<hand_off>("troupe.sharding.hand_off");
   cfg.add_message_type<graceful_shutdown_ack>(
     "troupe.sharding.graceful_shutdown_ack");
-  cfg.add_message_type<entity_envelope>("troupe.sharding.entity_envelope");
   cfg.add_message_type<get_shard_map>("troupe.sharding.get_shard_map");
   cfg.add_message_type<shard_map_reply>("troupe.sharding.shard_map_reply");
   cfg.add_message_type<region_status>("troupe.sharding.region_status");

@@ -17,6 +17,7 @@
 #include <caf/message_view.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -99,8 +100,13 @@ struct shard_region::shared {
   std::string name;
   std::string coordinator_name;
   bool proxy_only = false;
+  // This node.
+  runtime::unique_address self;
   sharding_settings settings;
   message_extractor extractor;
+  // The application gave its own entity_of (errors then say nothing about
+  // the default one).
+  bool custom_extractor = false;
   std::optional<caf::message> stop_message;
   entity_factory factory;
   cluster::cluster_handle cluster;
@@ -130,6 +136,16 @@ namespace {
 
 using shared = shard_region::shared;
 
+// not_running once the region stopped (its actor system may be gone: a
+// handle can outlive it), else none. Takes the lock.
+runtime::error stopped_error(shared& sh) {
+  std::lock_guard<std::mutex> guard{sh.mtx};
+  if (sh.done)
+    return make_err(errc::not_running,
+                    fmt::format("the region of {} has stopped", sh.type_name));
+  return {};
+}
+
 // Runs the engine's commands in order; the caller holds `sh.mtx`.
 void run(shared& sh) {
   auto& eng = *sh.engine;
@@ -149,13 +165,19 @@ void run(shared& sh) {
           } else if constexpr (std::is_same_v<T, engine_type::to_entity>) {
             enqueue(c.ref, std::move(c.msg));
           } else if constexpr (std::is_same_v<T, engine_type::forward>) {
-            auto msg = caf::message::concat(
-              caf::make_message(entity_envelope{c.entity, c.shard}), c.msg);
-            if (auto err = sh.remoting.send(remote_ref{c.region, sh.name}, msg))
+            // The envelope and the payload go out as one message without
+            // being concatenated first; the command is consumed here, so
+            // its strings move.
+            auto to = remote_ref{std::move(c.region), sh.name};
+            caf::message envelope
+              = caf::make_message(entity_envelope_atom::value,
+                                  std::move(c.entity), std::move(c.shard));
+            if (auto err = sh.remoting.send(to, envelope, c.msg))
               sh.log.warning("{}: a message for entity {} (shard {}) to the "
                              "region on {} was not sent: {}",
-                             sh.type_name, c.entity, c.shard,
-                             to_string(c.region), err.message);
+                             sh.type_name, envelope.get_as<entity_id>(1),
+                             envelope.get_as<shard_id>(2), to_string(to.node),
+                             err.message);
           } else if constexpr (std::is_same_v<T, engine_type::stop_entity>) {
             if (sh.stop_message)
               enqueue(c.ref, *sh.stop_message);
@@ -203,6 +225,32 @@ runtime::error route(shared& sh, const entity_id& entity, const shard_id& shard,
   return {};
 }
 
+// The shard of `entity` from the extractor's shard_of; an exception from it
+// is an unmappable message.
+runtime::expected<shard_id> shard_of(shared& sh, const entity_id& entity) {
+  try {
+    return sh.extractor.shard_of(entity);
+  } catch (const std::exception& e) {
+    return make_err(errc::unmappable_message,
+                    fmt::format("{}: the message extractor's shard_of threw "
+                                "for entity {}: {}",
+                                sh.type_name, entity, e.what()));
+  } catch (...) {
+    return make_err(errc::unmappable_message,
+                    fmt::format("{}: the message extractor's shard_of threw "
+                                "for entity {}",
+                                sh.type_name, entity));
+  }
+}
+
+// Routes to `entity`, its shard from the extractor's shard_of.
+runtime::error route_to(shared& sh, const entity_id& entity, caf::message msg) {
+  auto shard = shard_of(sh, entity);
+  if (!shard)
+    return shard.error();
+  return route(sh, entity, *shard, std::move(msg));
+}
+
 std::optional<entity_id> default_entity_of(const caf::message& msg) {
   if (!msg.empty() && msg.match_element<std::string>(0)) {
     auto& id = msg.get_as<std::string>(0);
@@ -215,21 +263,76 @@ std::optional<entity_id> default_entity_of(const caf::message& msg) {
 // Maps a message sent without an entity id; logs and counts what cannot be
 // mapped.
 runtime::error route_unaddressed(shared& sh, caf::message msg) {
-  auto entity = sh.extractor.entity_of(msg);
+  if (auto err = stopped_error(sh))
+    return err;
+  std::optional<entity_id> entity;
+  std::string failure;
+  try {
+    entity = sh.extractor.entity_of(msg);
+  } catch (const std::exception& e) {
+    failure = fmt::format(" (the extractor threw: {})", e.what());
+  } catch (...) {
+    failure = " (the extractor threw)";
+  }
   if (!entity || entity->empty()) {
     auto text = fmt::format(
-      "{}: the message extractor cannot map {} to an entity (the default "
-      "extractor takes the entity id from a first element of type "
-      "std::string)",
-      sh.type_name, type_names(*sh.sys, msg));
+      "{}: the message extractor cannot map {} to an entity{}", sh.type_name,
+      type_names(*sh.sys, msg),
+      !failure.empty()      ? failure
+      : sh.custom_extractor ? std::string{}
+                            : std::string{" (the default extractor takes the "
+                                          "entity id from a first element of "
+                                          "type std::string)"});
     {
       std::lock_guard<std::mutex> guard{sh.mtx};
       ++sh.unmappable;
     }
     return make_err(errc::unmappable_message, std::move(text));
   }
-  return route(sh, *entity, sh.extractor.shard_of(*entity), std::move(msg));
+  return route_to(sh, *entity, std::move(msg));
 }
+
+// Routes a message from another region, `(remote_ref, entity_envelope_atom,
+// entity, shard, payload...)`, on the receiving thread; false for any other
+// message.
+bool route_envelope(shared& sh, caf::message& msg) {
+  if (msg.size() < 4 || !msg.match_element<entity_envelope_atom>(1)
+      || !msg.match_element<remote_ref>(0) || !msg.match_element<entity_id>(2)
+      || !msg.match_element<shard_id>(3))
+    return false;
+  auto& entity = msg.get_as<entity_id>(2);
+  auto& from = msg.get_as<remote_ref>(0).node;
+  if (entity.empty()) {
+    sh.log.warning("{}: dropped a message from {} without an entity id",
+                   sh.type_name, to_string(from));
+    return true;
+  }
+  if (auto err = route(sh, entity, msg.get_as<shard_id>(3), msg.drop(4)))
+    sh.log.debug("{}: dropped a message from {} for entity {}: {}",
+                 sh.type_name, to_string(from), entity, err.message);
+  return true;
+}
+
+// -- entities -----------------------------------------------------------------
+
+// An entity's actor: the application's behavior over this state, which
+// tells the region when the actor ends (its destructor runs in CAF's
+// on_exit, whatever the reason). Cheaper per spawn than an attached
+// functor.
+struct entity_shell {
+  static inline const char* name = "troupe.sharding.entity";
+  entity_context ctx;
+  caf::actor_addr region;
+
+  entity_shell() = default;
+  entity_shell(const entity_shell&) = delete;
+  entity_shell& operator=(const entity_shell&) = delete;
+
+  ~entity_shell() {
+    if (auto r = caf::actor_cast<caf::actor>(region))
+      caf::anon_send(r, entity_down_atom::value, ctx.entity);
+  }
+};
 
 // -- the region actor ---------------------------------------------------------
 
@@ -321,27 +424,20 @@ caf::behavior region_behavior(region_self self, std::shared_ptr<shared> sh) {
       caf::anon_send_exit(e, caf::exit_reason::kill);
     sh->cluster.hold_exit("sharding:" + sh->type_name, false);
   });
-  // Messages from other regions (`(remote_ref, entity_envelope, payload...)`)
-  // and messages sent to the region actor itself go through routing.
-  self->set_default_handler([self](caf::scheduled_actor*, caf::message_view& mv)
-                              -> caf::result<caf::message> {
-    auto& sh = *self->state.sh;
-    auto msg = mv.move_content_to_message();
-    if (msg.size() >= 2 && msg.match_element<remote_ref>(0)
-        && msg.match_element<entity_envelope>(1)) {
-      auto env = msg.get_as<entity_envelope>(1);
-      if (env.entity.empty()) {
-        sh.log.warning("{}: dropped a message from {} without an entity id",
-                       sh.type_name, to_string(msg.get_as<remote_ref>(0).node));
+  // Messages from other regions (normally taken by the direct receiver,
+  // see start) and messages sent to the region actor itself go through
+  // routing.
+  self->set_default_handler(
+    [self](caf::scheduled_actor*,
+           caf::message_view& mv) -> caf::result<caf::message> {
+      auto& sh = *self->state.sh;
+      auto msg = mv.move_content_to_message();
+      if (route_envelope(sh, msg))
         return caf::message{};
-      }
-      static_cast<void>(route(sh, env.entity, env.shard, msg.drop(2)));
+      if (auto err = route_unaddressed(sh, std::move(msg)))
+        sh.log.warning("{} (dropped)", err.message);
       return caf::message{};
-    }
-    if (auto err = route_unaddressed(sh, std::move(msg)))
-      sh.log.warning("{} (dropped)", err.message);
-    return caf::message{};
-  });
+    });
   self->set_error_handler([self](caf::error& err) {
     self->state.sh->log.warning("{}: ignored an error message: {}",
                                 self->state.sh->type_name,
@@ -438,6 +534,13 @@ struct registry {
     by_node;
 };
 
+// Whether the region `w` still runs (a stopped one's handles may live on;
+// its type may be started again).
+bool running(const std::weak_ptr<shared>& w) {
+  auto sh = w.lock();
+  return sh && !stopped_error(*sh);
+}
+
 registry& regions() {
   static registry instance;
   return instance;
@@ -473,11 +576,13 @@ runtime::error shard_region::send(const entity_id& entity,
                                   caf::message msg) const {
   if (!sh_)
     return make_err(errc::not_running, "the region was never started");
+  if (auto err = stopped_error(*sh_))
+    return err;
   if (entity.empty())
     return make_err(errc::unmappable_message,
                     fmt::format("{}: an empty entity id (message {})",
                                 sh_->type_name, type_names(*sh_->sys, msg)));
-  return route(*sh_, entity, sh_->extractor.shard_of(entity), std::move(msg));
+  return route_to(*sh_, entity, std::move(msg));
 }
 
 runtime::error shard_region::send_element(const entity_id& entity,
@@ -485,23 +590,28 @@ runtime::error shard_region::send_element(const entity_id& entity,
   if (!sh_ || entity.empty())
     return send(entity, elem->move_content_to_message());
   auto& sh = *sh_;
-  {
-    std::lock_guard<std::mutex> guard{sh.mtx};
-    if (sh.done)
-      return make_err(
-        errc::not_running,
-        fmt::format("the region of {} has stopped", sh.type_name));
-    if (auto ref = sh.engine->running_entity(entity, sh.now())) {
-      // As in route: the engine's bookkeeping first, then the mailbox,
-      // both under the lock.
-      run(sh);
-      caf::actor_cast<caf::abstract_actor*>(*ref)->enqueue(std::move(elem),
-                                                           nullptr);
-      return {};
-    }
+  std::lock_guard<std::mutex> guard{sh.mtx};
+  if (sh.done)
+    return make_err(errc::not_running,
+                    fmt::format("the region of {} has stopped", sh.type_name));
+  auto now = sh.now();
+  if (auto ref = sh.engine->running_entity(entity, now)) {
+    // As in route: the engine's bookkeeping first, then the mailbox, both
+    // under the lock.
+    run(sh);
+    caf::actor_cast<caf::abstract_actor*>(*ref)->enqueue(std::move(elem),
+                                                         nullptr);
+    return {};
   }
-  return route(sh, entity, sh.extractor.shard_of(entity),
-               elem->move_content_to_message());
+  // Not running here: the shard id (only now: the fast path needs none)
+  // and the rest of the routing, under the same lock.
+  auto shard = shard_of(sh, entity);
+  if (!shard)
+    return shard.error();
+  sh.engine->deliver_not_running(entity, *shard,
+                                 elem->move_content_to_message(), now);
+  run(sh);
+  return {};
 }
 
 runtime::error shard_region::send(caf::message msg) const {
@@ -513,10 +623,13 @@ runtime::error shard_region::send(caf::message msg) const {
 namespace {
 
 template <class T, class... Ts>
-runtime::expected<T> ask(const shard_region::shared* sh,
-                         runtime::timespan timeout, Ts&&... xs) {
+runtime::expected<T> ask(shard_region::shared* sh, runtime::timespan timeout,
+                         Ts&&... xs) {
   if (!sh)
     return make_err(errc::not_running, "the region was never started");
+  // A stopped region's actor system may be gone (a handle can outlive it).
+  if (auto err = stopped_error(*sh))
+    return err;
   caf::scoped_actor self{*sh->sys};
   runtime::expected<T> result
     = make_err(errc::not_running, "no answer from the region");
@@ -550,6 +663,9 @@ shard_region::entities(const shard_id& shard, runtime::timespan timeout) const {
 
 runtime::expected<region_shards>
 shard_region::shard_map(runtime::timespan timeout) const {
+  if (sh_)
+    if (auto err = stopped_error(*sh_))
+      return err;
   auto reply = ask<shard_map_reply>(sh_.get(), timeout, shard_map_atom::value);
   if (!reply) {
     if (reply.error().code == static_cast<uint8_t>(errc::not_running))
@@ -576,13 +692,22 @@ runtime::error shard_region::stop_and_wait(runtime::timespan timeout) const {
     if (sh_->done) // stopped already (e.g. the node left the cluster)
       return {};
   }
+  if (timeout <= runtime::timespan::zero())
+    return make_err(errc::stop_failed,
+                    fmt::format("{}: stop_and_wait needs a positive timeout, "
+                                "got {} (nothing stopped)",
+                                sh_->type_name,
+                                runtime::render_duration(timeout)));
   auto done = ask<bool>(sh_.get(), timeout, stop_atom::value);
   if (!done) {
-    auto err = make_err(errc::start_failed,
-                        fmt::format("{}: the region's graceful stop did not "
-                                    "finish within {}; killed",
-                                    sh_->type_name,
-                                    runtime::render_duration(timeout)));
+    if (stopped_error(*sh_))
+      return {}; // it stopped meanwhile
+    auto err
+      = make_err(errc::stop_failed,
+                 fmt::format("{}: the region's graceful stop did not "
+                             "finish within {} ({}); killed",
+                             sh_->type_name, runtime::render_duration(timeout),
+                             done.error().message));
     sh_->log.warning("{}", err.message);
     caf::anon_send_exit(sh_->actor, caf::exit_reason::kill);
     return err;
@@ -622,7 +747,9 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
   sh->coordinator_name
     = singleton::instance_name(coordinator_singleton_type(type_name));
   sh->proxy_only = proxy_only;
+  sh->self = cluster.self_address();
   sh->settings = settings;
+  sh->custom_extractor = static_cast<bool>(options.extractor.entity_of);
   sh->extractor = std::move(options.extractor);
   if (!sh->extractor.entity_of)
     sh->extractor.entity_of = default_entity_of;
@@ -646,8 +773,7 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
     auto& r = regions();
     std::lock_guard<std::mutex> guard{r.mtx};
     auto& types = r.by_node[{&sys, cluster.self_address()}];
-    if (auto i = types.find(type_name);
-        i != types.end() && !i->second.expired())
+    if (auto i = types.find(type_name); i != types.end() && running(i->second))
       return make_err(errc::start_failed,
                       fmt::format("sharding {}: a region of this type already "
                                   "runs on this node",
@@ -662,32 +788,36 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
     auto sh = weak.lock();
     if (!sh || !sh->factory)
       return caf::actor{};
-    entity_context ctx{sh->type_name, entity,
-                       shard,         sh->cluster.self_address(),
-                       sh->remoting,  sh->actor};
     // CAF's spawn points the calling thread's logger slot at the actor
     // system's logger, a counted reference that ~actor_system waits for: a
     // thread of the application (not one of CAF's) that routes a first
     // message and outlives the node would keep the process from exiting.
     // Such a thread had no logger before; it gets none after.
     bool foreign_thread = caf::logger::current_logger() == nullptr;
-    auto entity_actor
-      = sh->sys->spawn([f = sh->factory, ctx](caf::event_based_actor* self) {
-          return f(self, ctx);
-        });
+    auto entity_actor = sh->sys->spawn(
+      [sh, entity, shard](caf::stateful_actor<entity_shell>* self) {
+        auto& st = self->state;
+        st.ctx = entity_context{sh->type_name, entity,       shard,
+                                sh->self,      sh->remoting, sh->actor};
+        st.region = sh->actor_addr;
+        return sh->factory(self, st.ctx);
+      });
     if (foreign_thread)
       caf::logger::set_current_actor_system(nullptr);
-    entity_actor->attach_functor([region = sh->actor_addr, entity] {
-      if (auto r = caf::actor_cast<caf::actor>(region))
-        caf::anon_send(r, entity_down_atom::value, entity);
-    });
     return entity_actor;
   };
   sh->engine = std::make_unique<engine_type>(cluster.self_address(), settings,
                                              proxy_only, std::move(spawn));
   sh->actor = sys.spawn(region_behavior, sh);
   sh->actor_addr = sh->actor.address();
-  if (auto published = remoting.publish(sh->name, sh->actor); !published) {
+  // Messages from other regions are routed on the thread that receives
+  // them, without a hop through the region actor's mailbox.
+  auto receiver = [weak](caf::message& msg) {
+    auto sh = weak.lock();
+    return sh && route_envelope(*sh, msg);
+  };
+  if (auto published = remoting.publish(sh->name, sh->actor, receiver);
+      !published) {
     caf::anon_send_exit(sh->actor, caf::exit_reason::user_shutdown);
     return make_err(
       errc::start_failed,
@@ -773,8 +903,16 @@ start_on_node(runtime::node& node, cluster::cluster_handle cluster,
   // coordinator.
   if (auto& role = options.settings->role; !role.empty()) {
     auto roles = cfg.get<std::vector<std::string>>("cluster.roles");
-    if (std::find(roles.begin(), roles.end(), role) == roles.end())
+    if (std::find(roles.begin(), roles.end(), role) == roles.end()) {
+      if (!proxy_only)
+        runtime::logger{"sharding"}.warning(
+          "{}: this node hosts no entities and never runs the coordinator: "
+          "sharding.role \"{}\" is not among its cluster.roles [{}]; it "
+          "routes as a proxy (messages wait until a node with the role runs "
+          "the coordinator)",
+          type_name, role, fmt::join(roles, ", "));
       proxy_only = true;
+    }
   }
   if (!proxy_only && options.settings->use_lease
       && !options.coordinator_lease) {
@@ -833,11 +971,10 @@ runtime::expected<shard_region> find_region(caf::actor_system& sys,
   for (auto& [key, types] : r.by_node) {
     if (key.first != &sys)
       continue;
-    if (auto j = types.find(type_name); j != types.end())
-      if (auto sh = j->second.lock(); sh && !sh->done)
-        return shard_region{sh};
+    if (auto j = types.find(type_name); j != types.end() && running(j->second))
+      return shard_region{j->second.lock()};
     for (auto& [name, w] : types)
-      if (!w.expired())
+      if (running(w))
         known.insert(name);
   }
   return make_err(errc::unknown_type,

@@ -273,7 +273,9 @@ public:
   void stop() const;
 
   /// Graceful stop, waiting at most `timeout`; then the region and its
-  /// entities are killed and the error returned.
+  /// entities are killed and errc::stop_failed returned. A timeout that is
+  /// not positive is errc::stop_failed with nothing done. Stopped already:
+  /// no error.
   runtime::error stop_and_wait(runtime::timespan timeout
                                = std::chrono::seconds{60}) const;
 

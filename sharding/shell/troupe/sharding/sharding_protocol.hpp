@@ -48,19 +48,12 @@ std::string coordinator_singleton_type(std::string_view type_name);
 runtime::error validate_type_name(std::string_view type_name);
 
 /// Precedes an entity's message between regions: the message travels as
-/// `(entity_envelope, payload...)` to `region_name(type)` on the shard's
-/// home, which delivers `(payload...)` to the entity.
-struct entity_envelope {
-  std::string entity;
-  shard_id shard;
-  friend bool operator==(const entity_envelope&, const entity_envelope&)
-    = default;
-};
-
-template <class Inspector>
-auto inspect(Inspector& f, entity_envelope& x) {
-  return f(x.entity, x.shard);
-}
+/// `(entity_envelope_atom, entity_id entity, shard_id shard, payload...)`
+/// to `region_name(type)` on the shard's home, which delivers
+/// `(payload...)` to the entity. Only CAF's built-in types, so the wire
+/// carries no type names for the envelope (a registered struct would add
+/// its name to every frame and a lookup by name to every decode).
+using entity_envelope_atom = caf::atom_constant<caf::atom("shenvlp")>;
 
 /// A region asks the coordinator for the cluster-wide shard map (sent with
 /// a reply reference); answered with `shard_map_reply`.
