@@ -318,10 +318,11 @@ bool route_envelope(shared& sh, caf::message& msg) {
 // An entity's actor: the application's behavior over this state, which
 // tells the region when the actor ends (its destructor runs in CAF's
 // on_exit, whatever the reason). Cheaper per spawn than an attached
-// functor.
+// functor, and only what the notice needs: an idle entity's memory counts
+// (bench/sharding_bench, figure 4).
 struct entity_shell {
   static inline const char* name = "troupe.sharding.entity";
-  entity_context ctx;
+  entity_id entity;
   caf::actor_addr region;
 
   entity_shell() = default;
@@ -330,7 +331,7 @@ struct entity_shell {
 
   ~entity_shell() {
     if (auto r = caf::actor_cast<caf::actor>(region))
-      caf::anon_send(r, entity_down_atom::value, ctx.entity);
+      caf::anon_send(r, entity_down_atom::value, entity);
   }
 };
 
@@ -797,10 +798,11 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
     auto entity_actor = sh->sys->spawn(
       [sh, entity, shard](caf::stateful_actor<entity_shell>* self) {
         auto& st = self->state;
-        st.ctx = entity_context{sh->type_name, entity,       shard,
-                                sh->self,      sh->remoting, sh->actor};
+        st.entity = entity;
         st.region = sh->actor_addr;
-        return sh->factory(self, st.ctx);
+        return sh->factory(self,
+                           entity_context{sh->type_name, entity, shard,
+                                          sh->self, sh->remoting, sh->actor});
       });
     if (foreign_thread)
       caf::logger::set_current_actor_system(nullptr);

@@ -117,7 +117,9 @@ struct entity_context {
   void passivate() const;
 };
 
-/// Makes an entity's behavior (called on the entity's own actor).
+/// Makes an entity's behavior (called on the entity's own actor). The
+/// context lives for the call: a behavior that needs it later copies what
+/// it needs (an idle entity keeps nothing it does not use).
 using entity_factory = std::function<caf::behavior(caf::event_based_actor*,
                                                    const entity_context&)>;
 
