@@ -215,9 +215,10 @@ runtime::error route(shared& sh, const entity_id& entity, const shard_id& shard,
     return make_err(errc::not_running,
                     fmt::format("the region of {} has stopped", sh.type_name));
   if (auto ref = sh.engine->deliver(entity, shard, msg, sh.now())) {
-    // Earlier commands (none on this path: the engine returns a reference
-    // only when it queued nothing) first.
-    run(sh);
+    // The engine returns a reference only when it queued nothing, and a
+    // touched entity only moves the next deadline later: nothing to run.
+    if (sh.engine->has_commands())
+      run(sh);
     enqueue(*ref, std::move(msg));
     return {};
   }
@@ -597,9 +598,10 @@ runtime::error shard_region::send_element(const entity_id& entity,
                     fmt::format("the region of {} has stopped", sh.type_name));
   auto now = sh.now();
   if (auto ref = sh.engine->running_entity(entity, now)) {
-    // As in route: the engine's bookkeeping first, then the mailbox, both
-    // under the lock.
-    run(sh);
+    // As in route: nothing to run (a touch only moves the next deadline
+    // later), then the mailbox, under the lock.
+    if (sh.engine->has_commands())
+      run(sh);
     caf::actor_cast<caf::abstract_actor*>(*ref)->enqueue(std::move(elem),
                                                          nullptr);
     return {};
