@@ -690,14 +690,15 @@ private:
 
   void deliver_local(shard_entry* s, const entity_id& entity, Payload&& msg,
                      timestamp now) {
-    auto i = entities_.find(entity);
-    entity_entry* e = nullptr;
-    if (i == entities_.end()) {
-      e = spawn(s, entity, 1, now);
-      if (e == nullptr)
+    // One hash-table operation for a new entity and for a known one.
+    auto [i, added] = entities_.try_emplace(entity);
+    entity_entry* e = &*i;
+    if (added) {
+      if (!spawn_into(e, s, 1, now)) {
+        entities_.erase(i);
         return;
+      }
     } else if (i->second.state == entity_state::active) {
-      e = &*i;
       touch(e, now);
     } else {
       if (admit(entity, s->first)) {
@@ -804,29 +805,40 @@ private:
   // ERROR line, null.
   entity_entry* spawn(shard_entry* s, const entity_id& entity, size_t messages,
                       timestamp now) {
+    auto [i, added] = entities_.try_emplace(entity);
+    TROUPE_ASSERT(added);
+    if (!spawn_into(&*i, s, messages, now)) {
+      entities_.erase(i);
+      return nullptr;
+    }
+    return &*i;
+  }
+
+  // Spawns the entity of the fresh record `e` (just inserted, so that a
+  // first message costs one hash-table insert and no extra lookup); false
+  // when the spawn failed (the caller erases `e`).
+  bool spawn_into(entity_entry* e, shard_entry* s, size_t messages,
+                  timestamp now) {
     auto limit = settings_.passivation_active_entity_limit;
     while (limit > 0 && active_ >= limit && lru_head_ != nullptr)
       passivate_entry(lru_head_, "the active-entity limit", now);
-    EntityRef ref = spawn_(entity, s->first);
+    EntityRef ref = spawn_(e->first, s->first);
     if (!valid(ref)) {
       ++counters_.spawn_failures;
       counters_.dropped += messages;
       log(log_level::error,
           fmt::format("spawning entity {} of shard {} failed: dropped {} "
                       "message(s)",
-                      entity, s->first, messages));
-      return nullptr;
+                      e->first, s->first, messages));
+      return false;
     }
-    auto [i, added] = entities_.try_emplace(entity);
-    TROUPE_ASSERT(added);
-    auto* e = &*i;
     e->second.ref = std::move(ref);
     e->second.shard = s;
     e->second.time = now;
     lru_push_back(e);
     shard_link(s, e);
     ++counters_.spawned;
-    return e;
+    return true;
   }
 
   void passivate_entry(entity_entry* e, std::string_view why, timestamp now) {
