@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "troupe/cluster/role_filter.hpp"
 #include "troupe/runtime/config.hpp"
 
 namespace troupe::sharding {
@@ -25,10 +26,6 @@ const char* to_string(coordinator_phase x) noexcept {
 }
 
 namespace {
-
-bool has_role(const member& m, const std::string& role) {
-  return role.empty() || m.has_role(role);
-}
 
 std::string list(const std::set<unique_address>& xs) {
   std::string out;
@@ -274,7 +271,7 @@ std::set<unique_address> coordinator_engine::awaiting_reports() const {
 // -- the view -----------------------------------------------------------------
 
 bool coordinator_engine::is_candidate(const member& m) const {
-  return has_role(m, settings_.role);
+  return cluster::in_role(m, settings_.role);
 }
 
 void coordinator_engine::update_view(const cluster::membership_state& state,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "troupe/cluster/role_filter.hpp"
 #include "troupe/runtime/clock.hpp"
 
 namespace troupe::singleton {
@@ -51,10 +52,6 @@ const char* name_of(const hand_over_message& x) noexcept {
 }
 
 namespace {
-
-bool has_role(const member& m, const std::string& role) {
-  return role.empty() || m.has_role(role);
-}
 
 std::string names(const std::vector<unique_address>& xs) {
   std::string out;
@@ -113,8 +110,8 @@ bool manager_engine::will_never_run() const {
 bool manager_engine::entitled() const {
   return have_view_ && !stopping_for_good_ && self_member_
          && self_member_->status == member_status::up
-         && has_role(*self_member_, settings_.role) && !candidates_.empty()
-         && candidates_.front().address == self_;
+         && cluster::in_role(*self_member_, settings_.role)
+         && !candidates_.empty() && candidates_.front().address == self_;
 }
 
 // The oldest keeps its position while leaving (Akka: a leaving member stays
@@ -159,7 +156,7 @@ manager_engine::on_membership(const cluster::membership_state& state,
   have_view_ = true;
   candidates_.clear();
   for (auto& m : g.members())
-    if (has_role(m, settings_.role)
+    if (cluster::in_role(m, settings_.role)
         && (m.status == member_status::up
             || m.status == member_status::leaving))
       candidates_.push_back(m);
@@ -171,7 +168,7 @@ manager_engine::on_membership(const cluster::membership_state& state,
   bool self_up
     = self_member_ && self_member_->up_number != member::no_up_number;
   for (auto& m : g.members()) {
-    if (m.address == self_ || !has_role(m, settings_.role)
+    if (m.address == self_ || !cluster::in_role(m, settings_.role)
         || m.up_number == member::no_up_number)
       continue;
     auto i = older_.find(m.address);
