@@ -88,11 +88,33 @@ TEST_CASE("bad Lease bodies are errors that name the field") {
      "spec.leaseDurationSeconds is not an integer"},
     {R"({"metadata":{"name":"a","resourceVersion":"1"},"spec":{"leaseTransitions":4294967296}})",
      "spec.leaseTransitions = 4294967296 is outside"},
+    // RapidJSON decodes a lone low surrogate into bytes that are not UTF-8;
+    // writing them back would send the API server an unparseable body.
+    {R"({"metadata":{"name":"a","resourceVersion":"1"},"spec":{"x\ude02":1}})",
+     "lone UTF-16 surrogate"},
+    {R"({"metadata":{"name":"a","resourceVersion":"1","annotations":{"k":["\udc00"]}}})",
+     "lone UTF-16 surrogate"},
   }));
   auto x = parse_kubernetes_lease(rows.body);
   REQUIRE_FALSE(x);
   INFO(x.error().message);
   CHECK(x.error().message.find(rows.expected) != std::string::npos);
+}
+
+TEST_CASE("escaped surrogate pairs are UTF-8 and survive a write") {
+  auto x = parse_kubernetes_lease(
+    R"({"metadata":{"name":"a","resourceVersion":"1"},"spec":{"holderIdentity":"n\ud83d\ude00"}})");
+  REQUIRE(x);
+  CHECK(x->holder() == "n\xf0\x9f\x98\x80");
+  kubernetes_lease_write w;
+  w.name = x->name;
+  w.resource_version = x->resource_version;
+  w.holder_identity = x->holder();
+  auto body = render_kubernetes_lease(x->raw, w);
+  REQUIRE(body);
+  auto y = parse_kubernetes_lease(*body);
+  REQUIRE(y);
+  CHECK(y->holder() == x->holder());
 }
 
 TEST_CASE("deeply nested or huge bodies are refused without recursion") {

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
+#include <rapidjson/encodings.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -31,6 +33,46 @@ runtime::error bad(std::string_view what, std::string_view why) {
                     fmt::format("{}: {}", what, why));
 }
 
+// True if `s` is well-formed UTF-8. kParseValidateEncodingFlag checks the raw
+// bytes but RapidJSON 1.1 decodes a lone low surrogate escape (\udc00 to
+// \udfff) into bytes that are not UTF-8; writing them back would give the
+// API server a body it cannot parse.
+bool valid_utf8(const rapidjson::Value& s) {
+  rapidjson::StringStream in{s.GetString()};
+  const auto* end = s.GetString() + s.GetStringLength();
+  struct null_out {
+    void Put(char) {}
+  } out;
+  while (in.src_ != end)
+    if (!rapidjson::UTF8<>::Validate(in, out))
+      return false;
+  return true;
+}
+
+// True if every string (key or value) in `root` is UTF-8. Iterative: depth
+// is bounded only by the size limit.
+bool all_strings_utf8(const rapidjson::Value& root) {
+  std::vector<const rapidjson::Value*> todo{&root};
+  while (!todo.empty()) {
+    const auto* v = todo.back();
+    todo.pop_back();
+    if (v->IsString()) {
+      if (!valid_utf8(*v))
+        return false;
+    } else if (v->IsObject()) {
+      for (const auto& m : v->GetObject()) {
+        if (!valid_utf8(m.name))
+          return false;
+        todo.push_back(&m.value);
+      }
+    } else if (v->IsArray()) {
+      for (const auto& e : v->GetArray())
+        todo.push_back(&e);
+    }
+  }
+  return true;
+}
+
 runtime::error parse_document(rapidjson::Document& doc, std::string_view json,
                               std::string_view what) {
   if (json.size() > max_json_bytes)
@@ -43,6 +85,8 @@ runtime::error parse_document(rapidjson::Document& doc, std::string_view json,
                         rapidjson::GetParseError_En(doc.GetParseError())));
   if (!doc.IsObject())
     return bad(what, "not a JSON object");
+  if (!all_strings_utf8(doc))
+    return bad(what, "a string escapes a lone UTF-16 surrogate (not UTF-8)");
   return {};
 }
 

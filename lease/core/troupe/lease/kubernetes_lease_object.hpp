@@ -68,7 +68,8 @@ struct kubernetes_lease_object {
 /// `metadata.resourceVersion` non-empty strings). Errors name the field:
 /// malformed JSON, wrong types, a negative or out-of-range
 /// `leaseDurationSeconds` or `leaseTransitions` (int32 in the API), a
-/// non-string holder.
+/// non-string holder, a string that is not UTF-8 (raw bytes or an escaped
+/// lone UTF-16 surrogate such as `\udc00`). Everything parsed renders back.
 runtime::expected<kubernetes_lease_object>
 parse_kubernetes_lease(std::string_view json);
 
