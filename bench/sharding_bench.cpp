@@ -10,21 +10,27 @@
 //    main thread N messages round robin to M = 100 running entities whose
 //    shards live on A, through `region.tell(id, uint64_t)`, against N
 //    `caf::anon_send(actor, uint64_t)` to M raw actors with the same
-//    behavior; each timed until the receivers counted all N. Best of 3
-//    passes each, alternating. Ratio: sharded rate / raw rate.
+//    behavior; each timed until the receivers counted all N. Ratio:
+//    sharded rate / raw rate (see "Passes" below).
 // 2. Cross-node tell. The same pair; from A's main thread N messages to M
 //    entities whose shards live on B (A's region forwards
 //    `(entity_envelope_atom, entity, shard, payload)` to B's region, which
 //    routes to the entity), against N `remoting.send` of the same payload from
 //    A to M raw actors published on B. In windows of 1000 messages, each
 //    awaited (the transport's queue to a peer holds 3072 frames and drops the
-//    oldest when full). Best of 3 passes each. Ratio: sharded rate / raw rate.
+//    oldest when full). Ratio: sharded rate / raw rate.
 // 3. Entity spawn. K new entities (ids whose shards run on A), each
 //    started by its first message through `region.tell`, against
 //    `sys.spawn` of K raw actors plus one `anon_send` each; timed until
-//    all K counted their message. Best of 3 passes. Ratio: sharded / raw.
+//    all K counted their message. Ratio: sharded / raw.
 //    Figures 1-3 with CAF's default scheduler and with
 //    `work-stealing.moderate-sleep-duration=0us` (DESIGN.md §10).
+//    Passes: each figure runs 9 passes (--pass-count); in a pass the sharded
+//    and the raw run back to back, the raw first on odd passes, and the
+//    figure's ratio is the median of the passes' ratios. On a shared
+//    machine the load changes within seconds (rates of the same run vary
+//    2-3x between passes); a ratio of neighbours under the same load, and
+//    its median, is what stays put across runs.
 // 4. Memory per idle entity. One node (1000 shards, all local, each with
 //    one entity before measuring); the bytes malloc has in use
 //    (mallinfo2: uordblks + hblkhd, over all arenas) and VmRSS, before and
@@ -41,8 +47,10 @@
 //    rebalance_interval (500ms here). The rounds seen (changes of B's
 //    count in the shard map, polled every 20ms) are printed too.
 //
-// Usage: sharding_bench [--smoke] [--messages 200000] [--spawns 20000]
+// Usage: sharding_bench [--smoke] [--messages 100000] [--spawns 10000]
+//                       [--remote-messages 25000] [--pass-count 9]
 //                       [--memory 100000] [--million 1000000] [--verbose]
+//                       [--passes] [--figures 12345]
 //   --smoke    short runs (the ctest run): asserts that every run completes,
 //              nothing about the ratios.
 // Exits 1 when a run fails (a cluster does not form, messages do not
@@ -304,24 +312,43 @@ double thread_cpu_seconds() {
   return cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
-double best(const std::vector<double>& xs) {
-  return *std::max_element(xs.begin(), xs.end());
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  auto n = xs.size();
+  return n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
+
+/// One figure: the rates of each pass, sharded and raw measured back to
+/// back (in alternating order) so that a pass's ratio compares runs under
+/// the same machine load.
+struct figure {
+  std::vector<double> sharded, raw;
+  double ratio() const {
+    std::vector<double> rs;
+    for (size_t i = 0; i < sharded.size(); ++i)
+      rs.push_back(sharded[i] / raw[i]);
+    return median(rs);
+  }
+  double median_sharded() const {
+    return median(sharded);
+  }
+  double median_raw() const {
+    return median(raw);
+  }
+};
 
 // -- figures 1-3 on a pair
 // -------------------------------------------------------
 
 struct pair_result {
-  double local_sharded = 0, local_raw = 0;
-  double remote_sharded = 0, remote_raw = 0;
-  double spawn_sharded = 0, spawn_raw = 0;
+  figure local, remote, spawn;
 };
 
 struct pair_sizes {
-  uint64_t messages = 200000;
-  uint64_t remote_messages = 50000;
-  size_t spawns = 20000;
-  int passes = 3;
+  uint64_t messages = 100000;
+  uint64_t remote_messages = 25000;
+  size_t spawns = 10000;
+  int passes = 9;
 };
 
 pair_result run_pair(bool tuned, const pair_sizes& n, bool verbose) {
@@ -374,6 +401,8 @@ pair_result run_pair(bool tuned, const pair_sizes& n, bool verbose) {
                    const char* what) {
     if (window == 0)
       window = total;
+    // Let what the previous run left (mailboxes, frames, timers) drain.
+    std::this_thread::sleep_for(50ms);
     auto before = c->get();
     auto process_cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     auto t0 = steady::now();
@@ -404,63 +433,98 @@ pair_result run_pair(bool tuned, const pair_sizes& n, bool verbose) {
     return rate;
   };
 
+  // One pass of a figure: sharded and raw back to back, the raw first on
+  // odd passes (a drift in the machine's load then favours neither).
+  auto measure = [](figure& f, int pass, auto sharded, auto raw) {
+    if (pass % 2 == 0) {
+      f.sharded.push_back(sharded());
+      f.raw.push_back(raw());
+    } else {
+      f.raw.push_back(raw());
+      f.sharded.push_back(sharded());
+    }
+  };
   pair_result r;
-  std::vector<double> ls, lr, rs, rr, ss, sr;
   for (int pass = 0; pass < n.passes; ++pass) {
-    ls.push_back(timed(
-      n.messages, 0,
-      [&](uint64_t i) {
-        if (auto err = ra.tell(local_ids[i % m], i))
-          fail(err.message);
+    measure(
+      r.local, pass,
+      [&] {
+        return timed(
+          n.messages, 0,
+          [&](uint64_t i) {
+            if (auto err = ra.tell(local_ids[i % m], i))
+              fail(err.message);
+          },
+          "local sharded tell");
       },
-      "local sharded tell"));
-    lr.push_back(timed(
-      n.messages, 0, [&](uint64_t i) { caf::anon_send(raw_local[i % m], i); },
-      "local raw send"));
-    rs.push_back(timed(
-      n.remote_messages, 1000,
-      [&](uint64_t i) {
-        if (auto err = ra.tell(remote_ids[i % m], i))
-          fail(err.message);
+      [&] {
+        return timed(
+          n.messages, 0,
+          [&](uint64_t i) { caf::anon_send(raw_local[i % m], i); },
+          "local raw send");
+      });
+    measure(
+      r.remote, pass,
+      [&] {
+        return timed(
+          n.remote_messages, 1000,
+          [&](uint64_t i) {
+            if (auto err = ra.tell(remote_ids[i % m], i))
+              fail(err.message);
+          },
+          "cross-node sharded tell");
       },
-      "cross-node sharded tell"));
-    rr.push_back(timed(
-      n.remote_messages, 1000,
-      [&](uint64_t i) {
-        if (auto err
-            = a->remoting.send(raw_remote[i % m], caf::make_message(i)))
-          fail(err.message);
-      },
-      "cross-node raw remoting send"));
-    // Spawns: fresh ids on A's shards; the raw actors live until the pass
-    // ends.
+      [&] {
+        return timed(
+          n.remote_messages, 1000,
+          [&](uint64_t i) {
+            if (auto err
+                = a->remoting.send(raw_remote[i % m], caf::make_message(i)))
+              fail(err.message);
+          },
+          "cross-node raw remoting send");
+      });
+    // Spawns: fresh ids on A's shards; the entities stay (passivation is
+    // off), the raw actors live until the pass ends.
     auto fresh
       = ids_in("s" + std::to_string(pass) + "-", n.spawns, on_a, shards);
-    ss.push_back(timed(
-      n.spawns, 0,
-      [&](uint64_t i) {
-        if (auto err = ra.tell(fresh[i], i))
-          fail(err.message);
-      },
-      "entity spawn"));
     std::vector<caf::actor> spawned;
     spawned.reserve(n.spawns);
-    sr.push_back(timed(
-      n.spawns, 0,
-      [&](uint64_t i) {
-        spawned.push_back(spawn_raw(a->sys));
-        caf::anon_send(spawned.back(), i);
+    auto running_before = a->sys.registry().running();
+    measure(
+      r.spawn, pass,
+      [&] {
+        return timed(
+          n.spawns, 0,
+          [&](uint64_t i) {
+            if (auto err = ra.tell(fresh[i], i))
+              fail(err.message);
+          },
+          "entity spawn");
       },
-      "raw spawn"));
+      [&] {
+        return timed(
+          n.spawns, 0,
+          [&](uint64_t i) {
+            spawned.push_back(spawn_raw(a->sys));
+            caf::anon_send(spawned.back(), i);
+          },
+          "raw spawn");
+      });
     for (auto& x : spawned)
       caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+    spawned.clear();
+    // The next pass starts once the raw actors are gone: their cleanup
+    // would load the workers during its first measurement.
+    auto entities_added = n.spawns;
+    if (!test::eventually(
+          [&] {
+            return a->sys.registry().running()
+                   <= running_before + entities_added;
+          },
+          30s))
+      fail("the raw actors of a spawn pass did not stop within 30s");
   }
-  r.local_sharded = best(ls);
-  r.local_raw = best(lr);
-  r.remote_sharded = best(rs);
-  r.remote_raw = best(rr);
-  r.spawn_sharded = best(ss);
-  r.spawn_raw = best(sr);
   for (auto& x : raw_remote)
     b->remoting.unpublish(x.name);
   return r;
@@ -685,6 +749,8 @@ int main(int argc, char** argv) {
   app.add_option("--remote-messages", sizes.remote_messages,
                  "cross-node messages per pass");
   app.add_option("--spawns", sizes.spawns, "entities started per pass");
+  app.add_option("--pass-count", sizes.passes,
+                 "passes of figures 1-3 (the median ratio is reported)");
   app.add_option("--memory", memory, "idle entities and raw actors compared");
   app.add_option("--million", million, "idle entities on one node");
   app.add_option("--rebalance-shards", rebalance_shards,
@@ -700,7 +766,7 @@ int main(int argc, char** argv) {
     rebalance_shards = 100;
   }
   if (sizes.messages < 1 || sizes.remote_messages < 1 || sizes.spawns < 1
-      || memory < 1 || rebalance_shards < 2)
+      || sizes.passes < 1 || memory < 1 || rebalance_shards < 2)
     fail("every size must be at least 1 (--rebalance-shards at least 2)");
   if (!verbose)
     runtime::set_log_level(runtime::log_level::warning);
@@ -710,25 +776,22 @@ int main(int argc, char** argv) {
       break;
     auto r = run_pair(tuned, sizes, verbose_rates);
     std::printf("1-3. two nodes on loopback TCP, 100 shards, 100 entities, "
-                "%s scheduler, best of %d\n",
+                "%s scheduler, median of %d passes\n",
                 scheduler_name(tuned), sizes.passes);
     std::printf("  local tell       %8llu msgs: sharded %10.0f/s, raw CAF "
                 "send %10.0f/s\n",
                 static_cast<unsigned long long>(sizes.messages),
-                r.local_sharded, r.local_raw);
+                r.local.median_sharded(), r.local.median_raw());
     std::printf("  cross-node tell  %8llu msgs: sharded %10.0f/s, raw "
                 "remoting %10.0f/s\n",
                 static_cast<unsigned long long>(sizes.remote_messages),
-                r.remote_sharded, r.remote_raw);
+                r.remote.median_sharded(), r.remote.median_raw());
     std::printf("  entity spawn     %8zu new:  sharded %10.0f/s, raw CAF "
                 "spawn %9.0f/s\n",
-                sizes.spawns, r.spawn_sharded, r.spawn_raw);
-    print_ratio("local tell: sharded/raw", r.local_sharded / r.local_raw,
-                ">= 0.8");
-    print_ratio("cross-node tell: sharded/raw", r.remote_sharded / r.remote_raw,
-                ">= 0.8");
-    print_ratio("entity spawn: sharded/raw", r.spawn_sharded / r.spawn_raw,
-                ">= 0.8");
+                sizes.spawns, r.spawn.median_sharded(), r.spawn.median_raw());
+    print_ratio("local tell: sharded/raw", r.local.ratio(), ">= 0.8");
+    print_ratio("cross-node tell: sharded/raw", r.remote.ratio(), ">= 0.8");
+    print_ratio("entity spawn: sharded/raw", r.spawn.ratio(), ">= 0.8");
     std::printf("\n");
     std::fflush(stdout);
   }

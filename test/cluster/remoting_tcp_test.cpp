@@ -5,10 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tcp_remoting.hpp"
 #include "troupe/cluster/remoting_errc.hpp"
+#include "troupe/cluster/remoting_wire.hpp"
 
 using namespace troupe;
 using namespace troupe::test;
@@ -172,4 +176,86 @@ TEST_CASE("remoting (tcp): a blackhole fires no watch and traffic resumes "
     return 0;
   });
   CHECK(a.remoting.transport().is_quarantined(b.addr()));
+}
+
+TEST_CASE("remoting (tcp): tagged messages reach the name's tagged receiver "
+          "in order with the sender's node and the tag, a name without one "
+          "drops them as dead letters") {
+  real_node a, b;
+  struct seen {
+    unique_address from;
+    std::string tag;
+    int32_t value = 0;
+    size_t size = 0;
+  };
+  std::mutex mtx;
+  std::vector<seen> got;
+  auto receiver
+    = [&](const unique_address& from, std::string_view tag, caf::message msg) {
+        std::lock_guard<std::mutex> guard{mtx};
+        seen x{from, std::string{tag}, 0, msg.size()};
+        if (msg.size() == 1 && msg.match_element<int32_t>(0))
+          x.value = msg.get_as<int32_t>(0);
+        got.push_back(std::move(x));
+      };
+  REQUIRE(b.remoting.publish("router", b.spawn(idle), receiver));
+  REQUIRE(b.remoting.publish("plain", b.spawn(idle)));
+  auto count = [&] {
+    std::lock_guard<std::mutex> guard{mtx};
+    return got.size();
+  };
+  for (int32_t i = 1; i <= 100; ++i)
+    REQUIRE(!a.remoting.send_tagged(b.addr(), "router", "t" + std::to_string(i),
+                                    caf::make_message(i)));
+  // A binary tag with a NUL, and the longest tag.
+  REQUIRE(!a.remoting.send_tagged(b.addr(), "router", std::string("x\0y", 3),
+                                  caf::make_message(int32_t{101})));
+  REQUIRE(!a.remoting.send_tagged(b.addr(), "router",
+                                  std::string(cluster::max_tag_size, 'L'),
+                                  caf::make_message(int32_t{102})));
+  REQUIRE(eventually([&] { return count() == 102; }));
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    for (int32_t i = 1; i <= 100; ++i) {
+      auto& x = got[static_cast<size_t>(i - 1)];
+      CHECK(x.from == a.addr());
+      CHECK(x.tag == "t" + std::to_string(i));
+      CHECK(x.size == 1); // the body's elements only: no sender element
+      CHECK(x.value == i);
+    }
+    CHECK(got[100].tag == std::string("x\0y", 3));
+    CHECK(got[101].tag.size() == cluster::max_tag_size);
+  }
+  // Too long a tag, a bad node, a bad name: errors, nothing sent.
+  auto err = a.remoting.send_tagged(b.addr(), "router",
+                                    std::string(cluster::max_tag_size + 1, 'L'),
+                                    caf::make_message(int32_t{1}));
+  REQUIRE(err);
+  CHECK(err.code == static_cast<uint8_t>(remoting_errc::invalid_ref));
+  CHECK(err.message.find("tag is longer") != std::string::npos);
+  CHECK(a.remoting.send_tagged(unique_address{}, "router", "t",
+                               caf::make_message(int32_t{1})));
+  CHECK(
+    a.remoting.send_tagged(b.addr(), "", "t", caf::make_message(int32_t{1})));
+  // Tagged messages for a name without a tagged receiver, or for nothing:
+  // dead letters at the receiver.
+  auto dead_before = b.remoting.metrics().dead_letters;
+  REQUIRE(!a.remoting.send_tagged(b.addr(), "plain", "t",
+                                  caf::make_message(int32_t{1})));
+  REQUIRE(!a.remoting.send_tagged(b.addr(), "nobody", "t",
+                                  caf::make_message(int32_t{1})));
+  REQUIRE(eventually(
+    [&] { return b.remoting.metrics().dead_letters == dead_before + 2; }));
+  // On the sender's own node the receiver runs on the sending thread.
+  std::vector<std::string> local_tags;
+  REQUIRE(a.remoting.publish(
+    "local-router", a.spawn(idle),
+    [&](const unique_address& from, std::string_view tag, caf::message) {
+      CHECK(from == a.addr());
+      local_tags.emplace_back(tag);
+    }));
+  REQUIRE(!a.remoting.send_tagged(a.addr(), "local-router", "here",
+                                  caf::make_message(int32_t{1})));
+  CHECK(local_tags == std::vector<std::string>{"here"});
+  CHECK(count() == 102);
 }

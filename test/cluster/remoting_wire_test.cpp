@@ -43,6 +43,28 @@ TEST_CASE("remoting wire: a message envelope carries target, reply-to and "
   CHECK(v->body.empty());
 }
 
+TEST_CASE("remoting wire: a tagged envelope carries target, tag and body") {
+  std::vector<char> buf;
+  append_tagged_header(buf, "rg", std::string_view{"e\0s", 3});
+  buf.push_back('B');
+  CHECK(buf == chars({5, 2, 'r', 'g', 0, 3, 'e', 0, 's', 'B'}));
+  auto v = decode_envelope(bytes(buf));
+  REQUIRE(v);
+  CHECK(v->kind == envelope_kind::tagged);
+  CHECK(v->name == "rg");
+  CHECK(v->tag == std::string_view{"e\0s", 3});
+  CHECK(v->reply_to.empty());
+  REQUIRE(v->body.size() == 1);
+  CHECK(static_cast<char>(v->body[0]) == 'B');
+  // The longest tag, an empty body.
+  buf.clear();
+  append_tagged_header(buf, "x", std::string(max_tag_size, 't'));
+  v = decode_envelope(bytes(buf));
+  REQUIRE(v);
+  CHECK(v->tag.size() == max_tag_size);
+  CHECK(v->body.empty());
+}
+
 TEST_CASE("remoting wire: watch, unwatch and down round-trip") {
   std::vector<char> buf;
   append_watch(buf, envelope_kind::unwatch, "jobs");
@@ -77,6 +99,10 @@ TEST_CASE("remoting wire: malformed payloads are errors naming the fault") {
     {chars({2, 0}), "watch: empty name"},
     {chars({2, 1, 'a', 0}), "watch: 1 trailing bytes"},
     {chars({1, 0, 0}), "message: empty target name"},
+    {chars({5, 1, 'a', 0}), "tagged: missing 2-byte number"},
+    {chars({5, 1, 'a', 0, 9, 'x'}),
+     "tagged: tag length 9 exceeds the 1 bytes left"},
+    {chars({5, 0, 0, 0}), "tagged: empty target name"},
     {chars({1, 1, 'a'}), "message: missing byte"},
     {chars({4, 1, 'a', 9, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0}),
      "down: unknown down cause 9"},

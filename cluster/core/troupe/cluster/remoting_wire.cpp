@@ -17,6 +17,8 @@ const char* to_string(envelope_kind x) noexcept {
       return "unwatch";
     case envelope_kind::down:
       return "down";
+    case envelope_kind::tagged:
+      return "tagged";
   }
   return "unknown";
 }
@@ -161,6 +163,16 @@ bool decode_body(reader& in, envelope_view& v) {
         return in.fail("empty target name");
       v.body = in.rest();
       return true;
+    case envelope_kind::tagged: {
+      uint16_t tag_size = 0;
+      if (!in.name(v.name, "target name") || !in.u16(tag_size)
+          || !in.bytes(tag_size, v.tag, "tag"))
+        return false;
+      if (v.name.empty())
+        return in.fail("empty target name");
+      v.body = in.rest();
+      return true;
+    }
     case envelope_kind::watch:
     case envelope_kind::unwatch:
       if (!in.name(v.name, "name"))
@@ -190,6 +202,16 @@ void append_message_header(std::vector<char>& out, std::string_view target,
   put_name(out, reply_to);
 }
 
+void append_tagged_header(std::vector<char>& out, std::string_view target,
+                          std::string_view tag) {
+  TROUPE_ASSERT(tag.size() <= max_tag_size);
+  put_u8(out, static_cast<uint8_t>(envelope_kind::tagged));
+  put_name(out, target);
+  put_u8(out, static_cast<uint8_t>(tag.size() >> 8));
+  put_u8(out, static_cast<uint8_t>(tag.size()));
+  out.insert(out.end(), tag.begin(), tag.end());
+}
+
 void append_watch(std::vector<char>& out, envelope_kind kind,
                   std::string_view name) {
   TROUPE_ASSERT(kind == envelope_kind::watch || kind == envelope_kind::unwatch);
@@ -216,7 +238,7 @@ decode_envelope(std::span<const std::byte> payload) {
   uint8_t kind = 0;
   if (!in.u8(kind))
     return undecodable("empty payload");
-  if (kind < 1 || kind > 4)
+  if (kind < 1 || kind > 5)
     return undecodable(fmt::format("unknown kind {}", kind));
   envelope_view v;
   v.kind = static_cast<envelope_kind>(kind);

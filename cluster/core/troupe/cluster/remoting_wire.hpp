@@ -15,17 +15,21 @@
 /// ```
 /// message   01 | u8 n | target name (n bytes) | u8 m | reply-to name (m)
 ///              | body: the CAF-serialized message (to the end)
+/// tagged    05 | u8 n | target name | u16 t (big-endian) | tag (t bytes)
+///              | body (to the end)
 /// watch     02 | u8 n | name
 /// unwatch   03 | u8 n | name
 /// down      04 | u8 n | name | u8 cause | u64 seq (big-endian)
 ///              | u16 r (big-endian) | reason (r bytes)
 /// ```
 /// Names are at most 255 bytes; an empty reply-to name means an anonymous
-/// sender. The sender's node is never on the wire: the receiver takes it
-/// from the transport, which authenticated the peer, so a peer cannot
-/// claim to speak for another node. The body's format belongs to the CAF
-/// shell (an element count, then each element's registered type name and
-/// value, written by caf::binary_serializer).
+/// sender. A tagged message has no reply-to; its tag is opaque bytes for
+/// the target's tagged receiver (remoting_handle::send_tagged), e.g. a
+/// shard region's entity and shard ids. The sender's node is never on the wire:
+/// the receiver takes it from the transport, which authenticated the peer, so a
+/// peer cannot claim to speak for another node. The body's format belongs to
+/// the CAF shell (an element count, then each element's registered type name
+/// and value, written by caf::binary_serializer).
 ///
 /// `seq` numbers the down events of one node incarnation (strictly
 /// increasing); a down is sent on both lanes with the same `seq`, so the
@@ -42,13 +46,17 @@ enum class envelope_kind : uint8_t {
   watch = 2,
   unwatch = 3,
   down = 4,
+  tagged = 5,
 };
 
-/// "message", "watch", "unwatch" or "down".
+/// "message", "watch", "unwatch", "down" or "tagged".
 const char* to_string(envelope_kind x) noexcept;
 
 /// The longest name that can be published or addressed, in bytes.
 inline constexpr size_t max_name_size = 255;
+
+/// The longest tag a tagged message carries, in bytes.
+inline constexpr size_t max_tag_size = 65535;
 
 /// The longest reason text a down carries; longer ones are cut.
 inline constexpr size_t max_reason_size = 1024;
@@ -61,11 +69,13 @@ struct envelope_view {
   std::string_view name;
   /// message: the sender's reply-to name (empty: anonymous).
   std::string_view reply_to;
+  /// tagged: the tag.
+  std::string_view tag;
   /// down: why and which event.
   down_cause cause = down_cause::actor_stopped;
   uint64_t seq = 0;
   std::string_view reason;
-  /// message: the serialized message.
+  /// message, tagged: the serialized message.
   std::span<const std::byte> body;
 };
 
@@ -73,6 +83,12 @@ struct envelope_view {
 /// Names must be at most `max_name_size` bytes (asserts).
 void append_message_header(std::vector<char>& out, std::string_view target,
                            std::string_view reply_to);
+
+/// Appends the header of a tagged message envelope to `out` (the body
+/// follows). The name must be at most `max_name_size` bytes and the tag at
+/// most `max_tag_size` (asserts).
+void append_tagged_header(std::vector<char>& out, std::string_view target,
+                          std::string_view tag);
 
 /// Appends a whole watch or unwatch envelope to `out`.
 void append_watch(std::vector<char>& out, envelope_kind kind,

@@ -3,6 +3,7 @@
 #include <caf/abstract_actor.hpp>
 #include <caf/actor_cast.hpp>
 #include <caf/message_id.hpp>
+#include <fmt/format.h>
 
 #include "troupe/cluster/remoting_wire.hpp"
 
@@ -29,19 +30,22 @@ void frame_dispatcher::dispatch(
     drop_undecodable(from, lane, env.error().message);
     return;
   }
-  if (env->kind != envelope_kind::message) {
+  auto tagged = env->kind == envelope_kind::tagged;
+  if (env->kind != envelope_kind::message && !tagged) {
     post_control(control_received{from, lane, env->kind, std::string{env->name},
                                   env->cause, env->seq,
                                   std::string{env->reason}});
     return;
   }
   auto msg
-    = decode_message(ctx_->sys, env->body,
-                     remote_ref{from, std::string{env->reply_to}}, &cache_);
+    = tagged
+        ? decode_message_elements(ctx_->sys, env->body, &cache_)
+        : decode_message(ctx_->sys, env->body,
+                         remote_ref{from, std::string{env->reply_to}}, &cache_);
   if (!msg) {
     drop_undecodable(from, lane,
-                     "message for \"" + std::string{env->name}
-                       + "\": " + msg.error().message);
+                     fmt::format("{} for \"{}\": {}", to_string(env->kind),
+                                 env->name, msg.error().message));
     return;
   }
   if (target_name_ != env->name) {
@@ -49,15 +53,18 @@ void frame_dispatcher::dispatch(
     target_ = ctx_->registry->find_target(env->name);
   }
   auto& counters = *ctx_->counters;
-  if (!target_.actor) {
+  if (!target_.actor || (tagged && !target_.receiver)) {
     if (remoting_counters::bump(counters.dead_letters))
-      ctx_->log.info("dead letter: nothing is published under \"{}\" on "
-                     "this node; dropped a message from {} ({} so far)",
-                     env->name, to_string(from),
+      ctx_->log.info("dead letter: nothing {}is published under \"{}\" on "
+                     "this node; dropped a {} from {} ({} so far)",
+                     tagged ? "that takes tagged messages " : "", env->name,
+                     to_string(env->kind), to_string(from),
                      counters.dead_letters.load(std::memory_order_relaxed));
     return;
   }
-  if (!target_.receiver || !(*target_.receiver)(*msg))
+  if (tagged)
+    (*target_.receiver)(from, env->tag, std::move(*msg));
+  else
     caf::actor_cast<caf::abstract_actor*>(target_.actor)
       ->enqueue(nullptr, caf::make_message_id(), std::move(*msg), host);
   counters.delivered.fetch_add(1, std::memory_order_relaxed);

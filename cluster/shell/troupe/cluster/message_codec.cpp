@@ -351,18 +351,23 @@ runtime::error encode_message(caf::actor_system& sys, const caf::message& head,
   return {};
 }
 
-runtime::expected<caf::message> decode_message(caf::actor_system& sys,
-                                               std::span<const std::byte> body,
-                                               const remote_ref& from,
-                                               decode_cache* cache) {
+namespace {
+
+// `decode_message` with `from` (nullptr: without the sender element).
+runtime::expected<caf::message> decode_body(caf::actor_system& sys,
+                                            std::span<const std::byte> body,
+                                            const remote_ref* from,
+                                            decode_cache* cache) {
   try {
     type_reader types{body};
     uint16_t count = 0;
     if (!types.u16(count))
       return fail(remoting_errc::undecodable, "truncated element count");
     caf::detail::dynamic_message_data::elements elements;
-    elements.reserve(count + size_t{1});
-    elements.push_back(caf::make_type_erased_value<remote_ref>(from));
+    size_t first = from != nullptr ? 1 : 0;
+    elements.reserve(count + first);
+    if (from != nullptr)
+      elements.push_back(caf::make_type_erased_value<remote_ref>(*from));
     for (size_t i = 0; i < count; ++i) {
       auto value = make_element(sys, types, i, cache);
       if (!value)
@@ -370,16 +375,18 @@ runtime::expected<caf::message> decode_message(caf::actor_system& sys,
       elements.push_back(std::move(*value));
     }
     bounded_deserializer in{sys, types.rest()};
-    for (size_t i = 1; i < elements.size(); ++i)
+    for (size_t i = first; i < elements.size(); ++i)
       if (auto err = elements[i]->load(in))
         return fail(remoting_errc::undecodable,
-                    fmt::format("message element {} ({}): {}", i - 1,
+                    fmt::format("message element {} ({}): {}", i - first,
                                 demangle(elements[i]->type().second),
                                 sys.render(err)));
     if (in.remaining() != 0)
       return fail(remoting_errc::undecodable,
                   fmt::format("{} trailing bytes after {} elements",
                               in.remaining(), count));
+    if (elements.empty())
+      return caf::message{};
     // A new message_data starts with one reference, which the message
     // adopts.
     auto* data = new caf::detail::dynamic_message_data(std::move(elements));
@@ -388,6 +395,21 @@ runtime::expected<caf::message> decode_message(caf::actor_system& sys,
     return fail(remoting_errc::undecodable,
                 fmt::format("deserializer threw: {}", e.what()));
   }
+}
+
+} // namespace
+
+runtime::expected<caf::message> decode_message(caf::actor_system& sys,
+                                               std::span<const std::byte> body,
+                                               const remote_ref& from,
+                                               decode_cache* cache) {
+  return decode_body(sys, body, &from, cache);
+}
+
+runtime::expected<caf::message>
+decode_message_elements(caf::actor_system& sys, std::span<const std::byte> body,
+                        decode_cache* cache) {
+  return decode_body(sys, body, nullptr, cache);
 }
 
 } // namespace troupe::cluster

@@ -79,4 +79,10 @@ runtime::expected<caf::message> decode_message(caf::actor_system& sys,
                                                const remote_ref& from,
                                                decode_cache* cache = nullptr);
 
+/// `decode_message` without the sender: `(elements...)`, for a tagged
+/// message's receiver (which is told the sender's node apart).
+runtime::expected<caf::message>
+decode_message_elements(caf::actor_system& sys, std::span<const std::byte> body,
+                        decode_cache* cache = nullptr);
+
 } // namespace troupe::cluster

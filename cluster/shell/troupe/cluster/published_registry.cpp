@@ -14,7 +14,7 @@ namespace troupe::cluster {
 
 runtime::error
 published_registry::add(const std::string& name, const caf::actor& actor,
-                        std::shared_ptr<const direct_receiver> receiver) {
+                        std::shared_ptr<const tagged_receiver> receiver) {
   if (auto err = validate_published_name(name))
     return err;
   if (!actor)

@@ -13,6 +13,7 @@
 #include <caf/actor_addr.hpp>
 
 #include "troupe/runtime/error.hpp"
+#include "troupe/runtime/unique_address.hpp"
 
 /// @file
 /// The names under which local actors are reachable from other nodes.
@@ -30,24 +31,25 @@ namespace troupe::cluster {
 /// every member takes a lock (shared for lookups).
 class published_registry {
 public:
-  /// Takes a message for a published name on the receiving thread instead
-  /// of the actor's mailbox (see remoting_handle::publish); returns false
-  /// to leave it to the mailbox. The message is `(remote_ref from, ...)`.
-  using direct_receiver = std::function<bool(caf::message& msg)>;
+  /// Takes the tagged messages for a published name on the receiving thread
+  /// (see remoting_handle::publish): the sender's node, the tag, and the
+  /// message's elements (no sender element).
+  using tagged_receiver = std::function<void(
+    const runtime::unique_address& from, std::string_view tag, caf::message)>;
 
   /// A published name's target.
   struct target {
     caf::actor actor;
-    /// Null: every message goes to the actor's mailbox.
-    std::shared_ptr<const direct_receiver> receiver;
+    /// Null: the name takes no tagged messages.
+    std::shared_ptr<const tagged_receiver> receiver;
   };
 
   /// Publishes `actor` under `name` (checked: validate_published_name),
-  /// with an optional direct receiver. Errors: remoting_errc::invalid_name,
+  /// with an optional tagged receiver. Errors: remoting_errc::invalid_name,
   /// invalid_actor, name_taken (by another actor; the same actor again is
   /// fine, and a receiver given then replaces the previous one).
   runtime::error add(const std::string& name, const caf::actor& actor,
-                     std::shared_ptr<const direct_receiver> receiver = {});
+                     std::shared_ptr<const tagged_receiver> receiver = {});
 
   /// Unpublishes `name`; true if it was published.
   bool remove(std::string_view name);
@@ -69,7 +71,7 @@ public:
   /// invalid handle.
   caf::actor find(std::string_view name) const;
 
-  /// `find` with the name's direct receiver (none for reply names).
+  /// `find` with the name's tagged receiver (none for reply names).
   target find_target(std::string_view name) const;
 
   /// True if `find(name)` would find an actor.

@@ -43,10 +43,23 @@ void deliver_locally(detail::remoting_shared& sh, const std::string& name,
   }
   auto full = caf::message::concat(
     caf::make_message(remote_ref{sh.local, reply_to}), msg);
-  if (target.receiver && (*target.receiver)(full))
-    return;
   caf::actor_cast<caf::abstract_actor*>(target.actor)
     ->enqueue(nullptr, caf::make_message_id(), std::move(full), nullptr);
+}
+
+// A tagged message for a name on this node.
+void deliver_tagged_locally(detail::remoting_shared& sh, std::string_view name,
+                            std::string_view tag, const caf::message& msg) {
+  auto target = sh.registry->find_target(name);
+  if (!target.receiver) {
+    if (detail::remoting_counters::bump(sh.counters->dead_letters))
+      sh.log.info("dead letter: nothing that takes tagged messages is "
+                  "published under \"{}\" on this node; dropped a local "
+                  "tagged message",
+                  name);
+    return;
+  }
+  (*target.receiver)(sh.local, tag, msg);
 }
 
 } // namespace
@@ -180,10 +193,49 @@ runtime::error remoting_handle::send(const remote_ref& to,
   return send_parts(sh_, to, none, msg, reply_to, lane);
 }
 
-runtime::error remoting_handle::send(const remote_ref& to,
-                                     const caf::message& head,
-                                     const caf::message& body) const {
-  return send_parts(sh_, to, head, body, {}, lane::ordinary);
+runtime::error remoting_handle::send_tagged(const unique_address& node,
+                                            std::string_view name,
+                                            std::string_view tag,
+                                            const caf::message& body) const {
+  if (!sh_ || !sh_->running.load(std::memory_order_acquire))
+    return not_running();
+  auto& sh = *sh_;
+  auto refused = [&](const char* why) {
+    return runtime::make_error(
+      remoting_errc::invalid_ref,
+      fmt::format("cannot send a tagged message to \"{}\" on {}: {}",
+                  name.substr(0, 64), to_string(node), why));
+  };
+  if (node.host.empty() || node.port == 0)
+    return refused("not an addressable node");
+  if (name.empty() || name.size() > max_name_size)
+    return refused("the name is empty or longer than 255 bytes");
+  if (tag.size() > max_tag_size)
+    return refused("the tag is longer than 65535 bytes");
+  if (is_local(sh, node)) {
+    if (auto err = check_message(sh.sys, body)) {
+      sh.log.warning("{}", err.message);
+      return err;
+    }
+    deliver_tagged_locally(sh, name, tag, body);
+    sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
+    return {};
+  }
+  thread_local std::vector<char> buf;
+  buf.clear();
+  append_tagged_header(buf, name, tag);
+  if (auto err = encode_message(sh.sys, body, buf)) {
+    err.message = fmt::format("cannot send a tagged message to \"{}\" on {}: "
+                              "{}",
+                              name, to_string(node), err.message);
+    sh.log.warning("{}", err.message);
+    return err;
+  }
+  if (auto err
+      = sh.transport->send(node, lane::ordinary, std::as_bytes(std::span{buf})))
+    return err;
+  sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
+  return {};
 }
 
 remote_ref remoting_handle::reply_ref(const caf::actor& actor) const {
@@ -199,17 +251,17 @@ remote_ref remoting_handle::reply_ref(const caf::actor& actor) const {
 runtime::expected<remote_ref>
 remoting_handle::publish(const std::string& name,
                          const caf::actor& actor) const {
-  return publish(name, actor, direct_receiver{});
+  return publish(name, actor, tagged_receiver{});
 }
 
 runtime::expected<remote_ref>
 remoting_handle::publish(const std::string& name, const caf::actor& actor,
-                         direct_receiver receiver) const {
+                         tagged_receiver receiver) const {
   if (!sh_ || !sh_->running.load(std::memory_order_acquire))
     return not_running();
   if (auto err = sh_->registry->add(
         name, actor,
-        receiver ? std::make_shared<const direct_receiver>(std::move(receiver))
+        receiver ? std::make_shared<const tagged_receiver>(std::move(receiver))
                  : nullptr))
     return err;
   caf::anon_send(sh_->actor, published_atom::value, name, actor);

@@ -135,12 +135,19 @@ public:
                       const remote_ref& reply_to = {},
                       lane lane = lane::ordinary) const;
 
-  /// Sends the message `(head..., body...)` like `send(to, concat(head,
-  /// body))`, anonymous, ordinary lane, without building it: both parts
-  /// are serialized into one frame (a router's envelope before its
-  /// payload). Errors as `send`.
-  runtime::error send(const remote_ref& to, const caf::message& head,
-                      const caf::message& body) const;
+  /// Sends `body` with `tag` to the tagged receiver published under `name`
+  /// on `node` (see `publish(name, actor, receiver)`), anonymous, ordinary
+  /// lane: one frame with the tag in its header (wire format in
+  /// remoting_wire.hpp), the body serialized as by `send`. For a router
+  /// whose routing data (a shard region's entity and shard) would
+  /// otherwise travel as message elements, each a CAF value to build,
+  /// serialize, decode and strip again per message. A name without a
+  /// tagged receiver drops the message at the receiver (a dead letter,
+  /// counted and logged). Errors as `send`, and invalid_ref for a tag
+  /// longer than `max_tag_size`.
+  runtime::error send_tagged(const unique_address& node, std::string_view name,
+                             std::string_view tag,
+                             const caf::message& body) const;
 
   /// `send(to, make_message(xs...))`, anonymous, ordinary lane.
   template <class... Ts>
@@ -173,24 +180,23 @@ public:
     return publish(name, caf::actor_cast<caf::actor>(actor));
   }
 
-  /// Takes a message for a published name on the thread that receives it
-  /// (the io thread, an inbound actor, or a local sender) instead of the
-  /// actor's mailbox: `(remote_ref from, ...)`, as the actor would get it.
-  /// Returns true when it took the message, false to leave it to the
-  /// mailbox. Must be thread-safe and must not block. Counted as delivered
-  /// either way.
-  using direct_receiver = published_registry::direct_receiver;
+  /// Takes the tagged messages (`send_tagged`) for a published name on the
+  /// thread that receives them (the io thread, an inbound actor, or a
+  /// local sender) instead of a mailbox: the sender's node, the tag, and
+  /// the body's elements. Must be thread-safe and must not block. Messages
+  /// sent with `send` still go to the actor's mailbox.
+  using tagged_receiver = published_registry::tagged_receiver;
 
-  /// `publish(name, actor)` with a direct receiver: the messages for `name`
-  /// go to `receiver` first, and those it declines to `actor`'s mailbox;
-  /// `actor` still defines the name's life (unpublished when it stops)
-  /// and is what watches see. For a router that forwards most messages on
-  /// (a shard region) and would otherwise add a mailbox hop per message;
-  /// per-sender order holds among the messages `receiver` takes and among
-  /// those it declines, not between the two. Errors as `publish`.
+  /// `publish(name, actor)` with a tagged receiver for the name; `actor`
+  /// still defines the name's life (unpublished when it stops), gets the
+  /// ordinary messages and is what watches see. For a router that
+  /// forwards most messages on (a shard region) and would otherwise add a
+  /// mailbox hop per message. Per-sender order holds among the tagged
+  /// messages and among the ordinary ones, not between the two. Errors as
+  /// `publish`.
   runtime::expected<remote_ref> publish(const std::string& name,
                                         const caf::actor& actor,
-                                        direct_receiver receiver) const;
+                                        tagged_receiver receiver) const;
 
   /// Unpublishes `name` (its watchers get `remote_down{unpublished}`);
   /// false if nothing was published under it.

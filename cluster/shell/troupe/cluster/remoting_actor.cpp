@@ -162,6 +162,7 @@ void on_control(remoting_self self, const control_received& c) {
                                             c.seq, c.reason, now(self)));
       break;
     case envelope_kind::message:
+    case envelope_kind::tagged:
       break; // delivered by the listener
   }
 }

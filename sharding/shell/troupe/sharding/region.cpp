@@ -29,6 +29,7 @@
 #include "troupe/runtime/config.hpp"
 #include "troupe/runtime/log.hpp"
 #include "troupe/sharding/coordinator_actor.hpp"
+#include "troupe/sharding/entity_tag.hpp"
 #include "troupe/sharding/errc.hpp"
 #include "troupe/sharding/least_shard_allocation.hpp"
 #include "troupe/sharding/region_engine.hpp"
@@ -165,19 +166,17 @@ void run(shared& sh) {
           } else if constexpr (std::is_same_v<T, engine_type::to_entity>) {
             enqueue(c.ref, std::move(c.msg));
           } else if constexpr (std::is_same_v<T, engine_type::forward>) {
-            // The envelope and the payload go out as one message without
-            // being concatenated first; the command is consumed here, so
-            // its strings move.
-            auto to = remote_ref{std::move(c.region), sh.name};
-            caf::message envelope
-              = caf::make_message(entity_envelope_atom::value,
-                                  std::move(c.entity), std::move(c.shard));
-            if (auto err = sh.remoting.send(to, envelope, c.msg))
+            // The entity and shard travel in the frame's tag, the payload
+            // is the whole message (ADR 0008).
+            thread_local std::string tag;
+            auto err = make_entity_tag(tag, c.entity, c.shard);
+            if (!err)
+              err = sh.remoting.send_tagged(c.region, sh.name, tag, c.msg);
+            if (err)
               sh.log.warning("{}: a message for entity {} (shard {}) to the "
                              "region on {} was not sent: {}",
-                             sh.type_name, envelope.get_as<entity_id>(1),
-                             envelope.get_as<shard_id>(2), to_string(to.node),
-                             err.message);
+                             sh.type_name, c.entity, c.shard,
+                             to_string(c.region), err.message);
           } else if constexpr (std::is_same_v<T, engine_type::stop_entity>) {
             if (sh.stop_message)
               enqueue(c.ref, *sh.stop_message);
@@ -293,25 +292,21 @@ runtime::error route_unaddressed(shared& sh, caf::message msg) {
   return route_to(sh, *entity, std::move(msg));
 }
 
-// Routes a message from another region, `(remote_ref, entity_envelope_atom,
-// entity, shard, payload...)`, on the receiving thread; false for any other
-// message.
-bool route_envelope(shared& sh, caf::message& msg) {
-  if (msg.size() < 4 || !msg.match_element<entity_envelope_atom>(1)
-      || !msg.match_element<remote_ref>(0) || !msg.match_element<entity_id>(2)
-      || !msg.match_element<shard_id>(3))
-    return false;
-  auto& entity = msg.get_as<entity_id>(2);
-  auto& from = msg.get_as<remote_ref>(0).node;
-  if (entity.empty()) {
-    sh.log.warning("{}: dropped a message from {} without an entity id",
-                   sh.type_name, to_string(from));
-    return true;
+// Routes a message another region forwarded (a tagged remoting message:
+// the tag names entity and shard, `msg` is the payload) on the receiving
+// thread.
+void route_forwarded(shared& sh, const runtime::unique_address& from,
+                     std::string_view tag, caf::message msg) {
+  auto x = parse_entity_tag(tag);
+  if (!x) {
+    sh.log.warning("{}: dropped a message from {}: {}", sh.type_name,
+                   to_string(from), x.error().message);
+    return;
   }
-  if (auto err = route(sh, entity, msg.get_as<shard_id>(3), msg.drop(4)))
+  entity_id entity{x->entity};
+  if (auto err = route(sh, entity, shard_id{x->shard}, std::move(msg)))
     sh.log.debug("{}: dropped a message from {} for entity {}: {}",
                  sh.type_name, to_string(from), entity, err.message);
-  return true;
 }
 
 // -- entities -----------------------------------------------------------------
@@ -426,16 +421,13 @@ caf::behavior region_behavior(region_self self, std::shared_ptr<shared> sh) {
       caf::anon_send_exit(e, caf::exit_reason::kill);
     sh->cluster.hold_exit("sharding:" + sh->type_name, false);
   });
-  // Messages from other regions (normally taken by the direct receiver,
-  // see start) and messages sent to the region actor itself go through
-  // routing.
+  // Messages sent to the region actor itself go through routing (those
+  // from other regions take the tagged receiver, see start).
   self->set_default_handler(
     [self](caf::scheduled_actor*,
            caf::message_view& mv) -> caf::result<caf::message> {
       auto& sh = *self->state.sh;
       auto msg = mv.move_content_to_message();
-      if (route_envelope(sh, msg))
-        return caf::message{};
       if (auto err = route_unaddressed(sh, std::move(msg)))
         sh.log.warning("{} (dropped)", err.message);
       return caf::message{};
@@ -816,9 +808,10 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
   sh->actor_addr = sh->actor.address();
   // Messages from other regions are routed on the thread that receives
   // them, without a hop through the region actor's mailbox.
-  auto receiver = [weak](caf::message& msg) {
-    auto sh = weak.lock();
-    return sh && route_envelope(*sh, msg);
+  auto receiver = [weak](const runtime::unique_address& from,
+                         std::string_view tag, caf::message msg) {
+    if (auto sh = weak.lock())
+      route_forwarded(*sh, from, tag, std::move(msg));
   };
   if (auto published = remoting.publish(sh->name, sh->actor, receiver);
       !published) {

@@ -12,10 +12,11 @@
 #include "troupe/sharding/coordinator_protocol.hpp"
 
 /// @file
-/// The names sharding's actors are published under, the envelope that
-/// carries an entity's message between regions, and the shard-map query.
-/// Everything that travels is registered by `add_sharding_types` as
-/// "troupe.sharding.<name>" on every node.
+/// The names sharding's actors are published under and the shard-map
+/// query. Everything that travels is registered by `add_sharding_types` as
+/// "troupe.sharding.<name>" on every node. An entity's message between
+/// regions is a tagged remoting message to the region's name: the tag
+/// holds entity and shard (entity_tag.hpp), the payload is the message.
 ///
 /// Published names, for entity type `T`:
 /// - `troupe.sharding.T.region`: the region (or proxy) on every node that
@@ -46,14 +47,6 @@ std::string coordinator_singleton_type(std::string_view type_name);
 /// of the lease name). Errors: errc::invalid_name naming the name and the
 /// rule.
 runtime::error validate_type_name(std::string_view type_name);
-
-/// Precedes an entity's message between regions: the message travels as
-/// `(entity_envelope_atom, entity_id entity, shard_id shard, payload...)`
-/// to `region_name(type)` on the shard's home, which delivers
-/// `(payload...)` to the entity. Only CAF's built-in types, so the wire
-/// carries no type names for the envelope (a registered struct would add
-/// its name to every frame and a lookup by name to every decode).
-using entity_envelope_atom = caf::atom_constant<caf::atom("shenvlp")>;
 
 /// A region asks the coordinator for the cluster-wide shard map (sent with
 /// a reply reference); answered with `shard_map_reply`.
