@@ -253,45 +253,75 @@ TEST_CASE("region: routing a message for e1 of s1, case by case") {
   INFO(row.name);
   bool proxy = row.where == situation::proxy_unknown
                || row.where == situation::proxy_remote;
+  auto setup = [&](region& r) {
+    if (row.where == situation::unknown_home_unregistered) {
+      REQUIRE(r.members(abc) == strings{"a: register_region []"});
+    } else if (proxy) {
+      REQUIRE(r.members(abc) == strings{"a: register_region proxy []"});
+      REQUIRE(r.from('a', register_ack{}).empty());
+    } else {
+      r.registered();
+    }
+    switch (row.where) {
+      case situation::hosted_running:
+        r.host("s1");
+        REQUIRE(r.tell("e1", "s1", "m0") == strings{"e1#1 <- m0"});
+        break;
+      case situation::hosted_absent:
+        r.host("s1");
+        break;
+      case situation::hosted_passivating:
+        r.host("s1");
+        REQUIRE(r.tell("e1", "s1", "m0") == strings{"e1#1 <- m0"});
+        REQUIRE(r.passivate("e1") == strings{"stop e1#1"});
+        break;
+      case situation::hand_off_hosted:
+        r.host("s1");
+        REQUIRE(r.tell("e1", "s1", "m0") == strings{"e1#1 <- m0"});
+        REQUIRE(r.from('a', begin_hand_off{"s1"})
+                == strings{"a: begin_hand_off_ack s1"});
+        break;
+      case situation::hand_off_remote:
+        REQUIRE(r.from('a', shard_home{"s1", node('b')}).empty());
+        REQUIRE(r.from('a', begin_hand_off{"s1"})
+                == strings{"a: begin_hand_off_ack s1"});
+        break;
+      case situation::remote_home:
+      case situation::proxy_remote:
+        REQUIRE(r.from('a', shard_home{"s1", node('b')}).empty());
+        break;
+      default:
+        break;
+    }
+  };
   region r{sharding_settings{}, proxy};
-  if (row.where == situation::unknown_home_unregistered) {
-    REQUIRE(r.members(abc) == strings{"a: register_region []"});
-  } else if (proxy) {
-    REQUIRE(r.members(abc) == strings{"a: register_region proxy []"});
-    REQUIRE(r.from('a', register_ack{}).empty());
-  } else {
-    r.registered();
+  setup(r);
+  // The send path's forwarding shortcut agrees with the routing: it gives
+  // the home exactly when the message would be forwarded (and counts it).
+  {
+    region shortcut{sharding_settings{}, proxy};
+    setup(shortcut);
+    bool forwarded
+      = !row.expected.empty() && row.expected.front().rfind("forward", 0) == 0;
+    const auto* home = shortcut.e.forward_home("s1");
+    CHECK((home != nullptr) == forwarded);
+    if (home != nullptr)
+      CHECK(*home == node('b'));
+    CHECK(shortcut.e.counters().forwarded == (forwarded ? 1u : 0u));
+    CHECK(!shortcut.e.has_commands());
   }
-  switch (row.where) {
-    case situation::hosted_running:
-      r.host("s1");
-      REQUIRE(r.tell("e1", "s1", "m0") == strings{"e1#1 <- m0"});
-      break;
-    case situation::hosted_absent:
-      r.host("s1");
-      break;
-    case situation::hosted_passivating:
-      r.host("s1");
-      REQUIRE(r.tell("e1", "s1", "m0") == strings{"e1#1 <- m0"});
-      REQUIRE(r.passivate("e1") == strings{"stop e1#1"});
-      break;
-    case situation::hand_off_hosted:
-      r.host("s1");
-      REQUIRE(r.tell("e1", "s1", "m0") == strings{"e1#1 <- m0"});
-      REQUIRE(r.from('a', begin_hand_off{"s1"})
-              == strings{"a: begin_hand_off_ack s1"});
-      break;
-    case situation::hand_off_remote:
-      REQUIRE(r.from('a', shard_home{"s1", node('b')}).empty());
-      REQUIRE(r.from('a', begin_hand_off{"s1"})
-              == strings{"a: begin_hand_off_ack s1"});
-      break;
-    case situation::remote_home:
-    case situation::proxy_remote:
-      REQUIRE(r.from('a', shard_home{"s1", node('b')}).empty());
-      break;
-    default:
-      break;
+  // The first-message shortcut takes exactly the spawning case.
+  {
+    region first{sharding_settings{}, proxy};
+    setup(first);
+    bool spawns = row.where == situation::hosted_absent;
+    auto before = first.e.counters();
+    auto x = first.e.first_message("e1", "s1", first.now);
+    CHECK(x.taken == spawns);
+    CHECK((x.ref != nullptr) == spawns);
+    CHECK(first.e.counters().spawned == before.spawned + (spawns ? 1 : 0));
+    CHECK(first.e.counters().delivered == before.delivered + (spawns ? 1 : 0));
+    CHECK(first.e.buffered() == 0);
   }
   CHECK(r.tell("e1", "s1", "m") == row.expected);
   CHECK(r.e.buffered() == row.buffered);
@@ -517,6 +547,7 @@ TEST_CASE("region: messages for a shard whose home is unreachable wait, and "
   CHECK(r.logged(log_level::warning, "is unreachable: messages for its 1 "
                                      "shard(s) wait here")
         == 1);
+  CHECK(r.e.forward_home("s1") == nullptr); // the send path's shortcut too
   CHECK(r.tell("e1", "s1", "m2").empty());
   CHECK(r.tell("e2", "s1", "m3").empty());
   CHECK(r.e.buffered() == 2);
@@ -530,6 +561,9 @@ TEST_CASE("region: messages for a shard whose home is unreachable wait, and "
   CHECK(r.e.buffered() == 0);
   CHECK(r.tell("e1", "s1", "m4") == strings{"forward b s1 e1 <- m4"});
   CHECK(r.e.counters().forwarded == 4);
+  REQUIRE(r.e.forward_home("s1") != nullptr);
+  CHECK(*r.e.forward_home("s1") == node('b'));
+  CHECK(r.e.counters().forwarded == 6);
 }
 
 TEST_CASE("region: messages for a shard whose unreachable home is removed go "
@@ -843,8 +877,16 @@ TEST_CASE("region: a failed spawn drops the messages and logs an ERROR "
   CHECK(r.logged(log_level::error, "spawning entity e1 of shard s1 failed")
         == 2);
   CHECK(r.e.entity_count() == 0);
+  // The send path's first-message shortcut: taken, no reference, dropped.
+  auto x = r.e.first_message("e1", "s1", r.now);
+  CHECK(x.taken);
+  CHECK(x.ref == nullptr);
+  CHECK(r.e.counters().dropped == 3);
+  CHECK(r.e.entity_count() == 0);
   r.failing.clear();
   CHECK(r.tell("e1", "s1", "m2") == strings{"e1#1 <- m2"});
+  CHECK(r.logged(log_level::error, "spawning entity e1 of shard s1 failed")
+        == 3);
 }
 
 // -- graceful shutdown and downing --------------------------------------------

@@ -276,6 +276,14 @@ public:
   region_engine(const region_engine&) = delete;
   region_engine& operator=(const region_engine&) = delete;
 
+  /// Whether a message's time matters to a running entity: idle
+  /// passivation or the active-entity limit is on. If not, the fast paths
+  /// ignore `now` (a caller may skip reading the clock for them).
+  bool tracks_use() const noexcept {
+    return settings_.passivation_idle_timeout > timespan::zero()
+           || settings_.passivation_active_entity_limit > 0;
+  }
+
   /// Routes `msg` for `entity` of `shard`. Returns the entity's reference
   /// when `msg` can go straight to a running local entity: the caller
   /// sends `msg` itself (untouched here), after executing every earlier
@@ -327,6 +335,60 @@ public:
       }
     }
     return nullptr;
+  }
+
+  /// `deliver`'s forwarding path alone, for a caller that has the message
+  /// in another form than Payload: the home of `shard` when a message for
+  /// it goes straight to another region (the region runs, the shard is not
+  /// active here, its home is known and reachable; exactly when `deliver`
+  /// would queue a `forward`), counted as forwarded; the caller sends the
+  /// message itself, after executing every earlier command. Else null and
+  /// nothing changed (then `deliver` it). The address stays valid until
+  /// the next call of the engine.
+  const unique_address* forward_home(const shard_id& shard) {
+    if (stopped_ || down_)
+      return nullptr;
+    auto i = shards_.find(shard);
+    if (i == shards_.end())
+      return nullptr;
+    const auto* home = forward_target(i->second);
+    if (home != nullptr)
+      ++counters_.forwarded;
+    return home;
+  }
+
+  /// What `first_message` did.
+  struct first_delivery {
+    /// The new entity's reference (valid until the next call of the
+    /// engine): the caller sends the message itself.
+    const EntityRef* ref = nullptr;
+    /// False: nothing changed, `deliver` the message. True with a null
+    /// `ref`: the spawn failed and the message counts as dropped (logged).
+    bool taken = false;
+  };
+
+  /// `deliver`'s path for the first message of an entity, for a caller
+  /// that has the message in another form than Payload: when `shard` is
+  /// active here and `entity` unknown, spawns it (counted as spawned and
+  /// delivered, exactly as `deliver` would) and the caller sends the
+  /// message itself, after executing every earlier command; else nothing
+  /// changed.
+  first_delivery first_message(const entity_id& entity, const shard_id& shard,
+                               timestamp now) {
+    if (stopped_ || down_)
+      return {};
+    auto s = shards_.find(shard);
+    if (s == shards_.end() || s->second.state != shard_state::active)
+      return {};
+    auto [i, added] = entities_.try_emplace(entity);
+    if (!added)
+      return {};
+    if (!spawn_into(&*i, &*s, 1, now)) {
+      entities_.erase(i);
+      return {nullptr, true};
+    }
+    ++counters_.delivered;
+    return {&i->second.ref, true};
   }
 
   /// This node's membership view changed.
@@ -665,15 +727,22 @@ private:
     return &*shards_.try_emplace(shard).first;
   }
 
+  // Where messages for `sr` are forwarded: its home when the shard is not
+  // active here and the home is known and reachable; else null.
+  const unique_address* forward_target(const shard_record& sr) const {
+    if (sr.state == shard_state::active || !sr.home
+        || (!unreachable_.empty() && unreachable_.contains(*sr.home)))
+      return nullptr;
+    return &*sr.home;
+  }
+
   void route(shard_entry* s, const entity_id& entity, Payload&& msg,
              timestamp now) {
     auto& sr = s->second;
     if (sr.state == shard_state::active) {
       deliver_local(s, entity, std::move(msg), now);
-    } else if (sr.home
-               && (unreachable_.empty() || !unreachable_.contains(*sr.home))) {
-      commands_.emplace_back(
-        forward{*sr.home, s->first, entity, std::move(msg)});
+    } else if (const auto* home = forward_target(sr)) {
+      commands_.emplace_back(forward{*home, s->first, entity, std::move(msg)});
       ++counters_.forwarded;
     } else if (sr.home) {
       // Unreachable home: wait for it (or for the shard's new home).
@@ -879,7 +948,12 @@ private:
     commands_.emplace_back(kill_entity{entity, r.ref});
   }
 
+  // Records a message for a running entity: its time (idle passivation)
+  // and its place at the LRU tail (the active-entity limit); neither
+  // matters when both are off.
   void touch(entity_entry* e, timestamp now) {
+    if (!tracks_use())
+      return;
     e->second.time = now;
     if (lru_tail_ != e) {
       lru_unlink(e);

@@ -147,6 +147,22 @@ runtime::error stopped_error(shared& sh) {
   return {};
 }
 
+// Sends `msg` for `entity` of `shard` to the region on `home`: entity and
+// shard travel in the frame's tag, the payload is the whole message (ADR
+// 0008). The caller holds `sh.mtx`.
+void forward(shared& sh, const runtime::unique_address& home,
+             const entity_id& entity, const shard_id& shard,
+             const caf::message& msg) {
+  thread_local std::string tag;
+  auto err = make_entity_tag(tag, entity, shard);
+  if (!err)
+    err = sh.remoting.send_tagged(home, sh.name, tag, msg);
+  if (err)
+    sh.log.warning("{}: a message for entity {} (shard {}) to the region on "
+                   "{} was not sent: {}",
+                   sh.type_name, entity, shard, to_string(home), err.message);
+}
+
 // Runs the engine's commands in order; the caller holds `sh.mtx`.
 void run(shared& sh) {
   auto& eng = *sh.engine;
@@ -166,17 +182,7 @@ void run(shared& sh) {
           } else if constexpr (std::is_same_v<T, engine_type::to_entity>) {
             enqueue(c.ref, std::move(c.msg));
           } else if constexpr (std::is_same_v<T, engine_type::forward>) {
-            // The entity and shard travel in the frame's tag, the payload
-            // is the whole message (ADR 0008).
-            thread_local std::string tag;
-            auto err = make_entity_tag(tag, c.entity, c.shard);
-            if (!err)
-              err = sh.remoting.send_tagged(c.region, sh.name, tag, c.msg);
-            if (err)
-              sh.log.warning("{}: a message for entity {} (shard {}) to the "
-                             "region on {} was not sent: {}",
-                             sh.type_name, c.entity, c.shard,
-                             to_string(c.region), err.message);
+            forward(sh, c.region, c.entity, c.shard, c.msg);
           } else if constexpr (std::is_same_v<T, engine_type::stop_entity>) {
             if (sh.stop_message)
               enqueue(c.ref, *sh.stop_message);
@@ -588,7 +594,9 @@ runtime::error shard_region::send_element(const entity_id& entity,
   if (sh.done)
     return make_err(errc::not_running,
                     fmt::format("the region of {} has stopped", sh.type_name));
-  auto now = sh.now();
+  // The clock only when a running entity's idle time is tracked.
+  auto timed = sh.engine->tracks_use();
+  auto now = timed ? sh.now() : timestamp{};
   if (auto ref = sh.engine->running_entity(entity, now)) {
     // As in route: nothing to run (a touch only moves the next deadline
     // later), then the mailbox, under the lock.
@@ -600,9 +608,27 @@ runtime::error shard_region::send_element(const entity_id& entity,
   }
   // Not running here: the shard id (only now: the fast path needs none)
   // and the rest of the routing, under the same lock.
+  if (!timed)
+    now = sh.now();
   auto shard = shard_of(sh, entity);
   if (!shard)
     return shard.error();
+  // A shard homed on a reachable region: straight out, after what the
+  // engine queued (its commands come first).
+  if (sh.engine->has_commands())
+    run(sh);
+  if (const auto* home = sh.engine->forward_home(*shard)) {
+    forward(sh, *home, entity, *shard, elem->move_content_to_message());
+    return {};
+  }
+  // A new entity of a shard hosted here gets the element itself.
+  if (auto first = sh.engine->first_message(entity, *shard, now); first.taken) {
+    if (first.ref != nullptr)
+      caf::actor_cast<caf::abstract_actor*>(*first.ref)
+        ->enqueue(std::move(elem), nullptr);
+    run(sh);
+    return {};
+  }
   sh.engine->deliver_not_running(entity, *shard,
                                  elem->move_content_to_message(), now);
   run(sh);
