@@ -334,15 +334,10 @@ runtime::error tcp_transport::impl::send(const unique_address& to, lane ln,
     return {};
   }
   enqueue_locked(*p, ln, to.uid, payload);
-  if (p->direct_ready && !p->writing && !p->flush_posted) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - p->last_direct_write >= direct_write_gap) {
-      p->last_direct_write = now;
-      write_direct(guard, p);
-      return {};
-    }
-  }
-  post_flush_locked(p);
+  if (p->direct_ready && !p->writing && !p->flush_posted)
+    write_direct(guard, p);
+  else
+    post_flush_locked(p);
   return {};
 }
 

@@ -57,14 +57,6 @@ inline constexpr size_t min_read_buffer_size = 16 * 1024;
 inline constexpr size_t max_read_buffer_size = 256 * 1024;
 inline constexpr size_t read_buffer_shrink_after = 64;
 
-/// A sending thread writes to an idle connection itself only if its last
-/// direct write is at least this long ago. Without the gap a sender a bit
-/// slower than the io thread finds the connection idle before every send and
-/// pays a sendmsg and an io-thread wake-up per frame; with it a stream goes
-/// out in batches, one syscall for many frames, while a lone request (or the
-/// first of a burst) still pays no wake-up.
-inline constexpr std::chrono::microseconds direct_write_gap{50};
-
 /// Unauthenticated inbound connections at most; more are closed at once.
 inline constexpr size_t max_pending_inbound = 64;
 
@@ -110,10 +102,6 @@ struct peer_state {
   /// nobody writing may write to `direct_fd` itself (saves the wake-up of
   /// the io thread on an idle connection).
   bool direct_ready = false;
-  /// When the last direct write started: within `direct_write_gap` of it
-  /// sends queue for the io thread's flush instead (a stream of sends goes
-  /// out in batches even when the sender is slower than the io thread).
-  std::chrono::steady_clock::time_point last_direct_write{};
   /// Counts closed outbound connections; a direct write that started
   /// before a close must not leave half a frame for the next connection.
   uint64_t generation = 0;
