@@ -1,0 +1,175 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "troupe/runtime/error.hpp"
+
+/// @file
+/// The management API's routing: an HTTP request in, a response out
+/// (docs/design/management.md). Pure: no sockets, no clock, no CAF; the
+/// server (edge) parses HTTP and the sources (shell) read the modules.
+///
+/// Paths and verbs follow Akka Management's cluster HTTP API
+/// (`/cluster/members`, `PUT /cluster/members/{address}` with
+/// `operation=leave|down`, `/cluster/shards/{type}`) and its health checks
+/// (`/ready`, `/alive`); `/singletons`, `/leases`, `/metrics` and `/` (the
+/// dashboard) are troupe's. Answers are JSON with snake_case fields;
+/// errors are `{"error": "..."}` with a 4xx or 503 status.
+
+namespace troupe::management {
+
+/// One request as the server parsed it.
+struct http_request {
+  /// "GET", "PUT", ... (case-sensitive, as HTTP says).
+  std::string method;
+  /// The request target: path and optional query, percent-encoded.
+  std::string target;
+  /// The `Authorization` header ("" if absent). Never logged.
+  std::string authorization;
+  /// The `Content-Type` header ("" if absent).
+  std::string content_type;
+  std::string body;
+};
+
+/// One response.
+struct http_response {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  /// For 405: the methods the path takes (the `Allow` header).
+  std::string allow;
+};
+
+/// A member of this node's view.
+struct member_view {
+  /// `host:port#uid`.
+  std::string address;
+  /// Akka's status names in lower case: "joining", "weakly_up", "up",
+  /// "leaving", "exiting", "down", "removed".
+  std::string status;
+  std::vector<std::string> roles;
+  /// The up number (the lower, the older; 0 before Up).
+  int32_t up_number = 0;
+  /// False when some member observes it unreachable.
+  bool reachable = true;
+};
+
+/// A member some others observe unreachable.
+struct unreachable_view {
+  std::string address;
+  std::vector<std::string> observed_by;
+};
+
+/// `GET /cluster/members`. Leader (membership's), oldest (the singleton
+/// role's lowest up number) and lease holder are different things and are
+/// never merged.
+struct members_view {
+  std::string self;
+  std::optional<std::string> leader;
+  std::optional<std::string> oldest;
+  std::vector<member_view> members;
+  std::vector<unreachable_view> unreachable;
+};
+
+/// One region of an entity type.
+struct region_view {
+  std::string address;
+  std::vector<std::string> shards;
+  /// Entities running there (0 when not known).
+  uint64_t entities = 0;
+};
+
+/// `GET /cluster/shards/{type}`.
+struct shards_view {
+  std::string type;
+  std::vector<region_view> regions;
+};
+
+/// One singleton type.
+struct singleton_view {
+  std::string type;
+  /// The member running the instance, if any is known.
+  std::optional<std::string> host;
+  bool running_here = false;
+  /// The fencing token of the instance's lease, if it uses one.
+  std::optional<uint64_t> fencing_token;
+};
+
+/// One lease this node knows.
+struct lease_view {
+  std::string name;
+  /// The holder identity ("" when free or unknown).
+  std::string holder;
+  std::optional<uint64_t> fencing_token;
+  bool held_here = false;
+  std::chrono::milliseconds ttl{0};
+};
+
+/// A health check's answer: `ok`, or the reason it is not.
+struct health {
+  bool ok = false;
+  std::string reason;
+};
+
+/// What `PUT /cluster/members/{address}` asks for.
+enum class member_operation { leave, down };
+
+/// What the router reads and asks of the node. Implementations answer
+/// within their own bound; an error with errc::unavailable becomes 503,
+/// errc::unknown_member 404, errc::invalid_address or invalid_request 400,
+/// anything else 500.
+/// Called on the server's thread, one call at a time.
+class management_source {
+public:
+  virtual ~management_source() = default;
+  virtual runtime::expected<members_view> members() const = 0;
+  /// Null: no region of `type` on this node.
+  virtual runtime::expected<std::optional<shards_view>>
+  shards(std::string_view type) const = 0;
+  virtual runtime::expected<std::vector<singleton_view>> singletons() const = 0;
+  virtual runtime::expected<std::vector<lease_view>> leases() const = 0;
+  /// Kubernetes readiness: Up (or WeaklyUp) and every module started.
+  virtual health ready() const = 0;
+  /// Kubernetes liveness: the actor system runs and shutdown has not begun.
+  virtual health alive() const = 0;
+  /// Prometheus text format 0.0.4.
+  virtual runtime::expected<std::string> metrics_text() const = 0;
+  /// Starts `op` for the member at `address` (as given: with or without
+  /// `#uid`); the effect follows through gossip.
+  virtual runtime::error apply(member_operation op, const std::string& address)
+    = 0;
+};
+
+/// The router's settings (from `management.*`).
+struct router_settings {
+  /// Require `Authorization: Bearer <token>` for PUT (the server binds to a
+  /// non-loopback address).
+  bool require_token = false;
+  /// The bearer token (a secret: never logged).
+  std::string token;
+  /// The dashboard page served at `/`.
+  std::string dashboard_html;
+  /// Larger bodies get 413.
+  size_t max_body = 64 * 1024;
+};
+
+/// Answers `req`. Never throws; every error is a response naming what was
+/// wrong (400 bad body or address, 401 token, 404 unknown path, member or
+/// type, 405 method with `allow`, 413 body too large, 503 a module did not
+/// answer, 500 anything else).
+http_response handle(management_source& source, const router_settings& s,
+                     const http_request& req);
+
+/// Decodes `%XX` escapes (and nothing else: `+` stays). Null for a broken
+/// escape.
+std::optional<std::string> percent_decode(std::string_view x);
+
+/// Constant-time comparison (for tokens): true if equal.
+bool equal_secret(std::string_view a, std::string_view b) noexcept;
+
+} // namespace troupe::management

@@ -1,0 +1,342 @@
+// The management router over a fake source: paths, methods, bodies, the
+// token, error mapping, and the JSON shapes (parsed back, field by field).
+
+#include <catch2/catch.hpp>
+
+#include <rapidjson/document.h>
+
+#include "troupe/management/errc.hpp"
+#include "troupe/management/router.hpp"
+
+using namespace troupe;
+using namespace troupe::management;
+
+namespace {
+
+struct fake_source : management_source {
+  members_view view;
+  std::optional<shards_view> accounts;
+  runtime::error fail_next; // returned by the next read or apply
+  std::vector<std::pair<member_operation, std::string>> applied;
+  health is_ready{true, {}};
+  health is_alive{true, {}};
+
+  template <class T>
+  runtime::expected<T> or_fail(T x) const {
+    if (fail_next)
+      return fail_next;
+    return x;
+  }
+
+  runtime::expected<members_view> members() const override {
+    return or_fail(view);
+  }
+  runtime::expected<std::optional<shards_view>>
+  shards(std::string_view type) const override {
+    if (fail_next)
+      return fail_next;
+    return type == "accounts" ? accounts : std::optional<shards_view>{};
+  }
+  runtime::expected<std::vector<singleton_view>> singletons() const override {
+    return or_fail(std::vector<singleton_view>{
+      {"scheduler", std::string{"10.0.0.2:2552#7"}, false, 12},
+      {"idle", std::nullopt, false, std::nullopt},
+    });
+  }
+  runtime::expected<std::vector<lease_view>> leases() const override {
+    return or_fail(std::vector<lease_view>{
+      {"scheduler", "node-b", 12, false, std::chrono::milliseconds{15000}}});
+  }
+  health ready() const override {
+    return is_ready;
+  }
+  health alive() const override {
+    return is_alive;
+  }
+  runtime::expected<std::string> metrics_text() const override {
+    return or_fail(std::string{"troupe_cluster_members{status=\"up\"} 3\n"});
+  }
+  runtime::error apply(member_operation op,
+                       const std::string& address) override {
+    if (fail_next)
+      return fail_next;
+    bool known = false;
+    for (auto& m : view.members)
+      known = known || m.address == address
+              || m.address.substr(0, m.address.rfind('#')) == address;
+    if (!known)
+      return runtime::make_error(errc::unknown_member,
+                                 "no member " + address + " in the view");
+    applied.emplace_back(op, address);
+    return {};
+  }
+};
+
+fake_source three_members() {
+  fake_source s;
+  s.view.self = "10.0.0.1:2552#5";
+  s.view.leader = "10.0.0.1:2552#5";
+  s.view.oldest = "10.0.0.2:2552#7";
+  s.view.members = {
+    {"10.0.0.1:2552#5", "up", {"backend"}, 2, true},
+    {"10.0.0.2:2552#7", "up", {"backend", "scheduler"}, 1, true},
+    {"10.0.0.3:2552#9", "leaving", {}, 3, false},
+  };
+  s.view.unreachable = {{"10.0.0.3:2552#9", {"10.0.0.1:2552#5"}}};
+  s.accounts = shards_view{
+    "accounts",
+    {{"10.0.0.1:2552#5", {"1", "7"}, 40}, {"10.0.0.2:2552#7", {"2"}, 3}}};
+  return s;
+}
+
+http_request get(std::string target) {
+  return http_request{"GET", std::move(target), {}, {}, {}};
+}
+
+http_request put(std::string target, std::string body,
+                 std::string content_type = {}, std::string auth = {}) {
+  return http_request{"PUT", std::move(target), std::move(auth),
+                      std::move(content_type), std::move(body)};
+}
+
+rapidjson::Document parse(const http_response& r) {
+  rapidjson::Document doc;
+  doc.Parse(r.body.c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  return doc;
+}
+
+std::string error_of(const http_response& r) {
+  auto doc = parse(r);
+  REQUIRE(doc.IsObject());
+  REQUIRE(doc.HasMember("error"));
+  return doc["error"].GetString();
+}
+
+} // namespace
+
+TEST_CASE("management: GET /cluster/members shows self, leader, oldest, "
+          "members and unreachable as separate fields") {
+  auto src = three_members();
+  auto r = handle(src, {}, get("/cluster/members"));
+  CHECK(r.status == 200);
+  CHECK(r.content_type == "application/json");
+  auto doc = parse(r);
+  CHECK(std::string{doc["self"].GetString()} == "10.0.0.1:2552#5");
+  CHECK(std::string{doc["leader"].GetString()} == "10.0.0.1:2552#5");
+  CHECK(std::string{doc["oldest"].GetString()} == "10.0.0.2:2552#7");
+  auto& ms = doc["members"];
+  REQUIRE(ms.Size() == 3);
+  CHECK(std::string{ms[1]["address"].GetString()} == "10.0.0.2:2552#7");
+  CHECK(std::string{ms[1]["status"].GetString()} == "up");
+  CHECK(ms[1]["up_number"].GetInt() == 1);
+  REQUIRE(ms[1]["roles"].Size() == 2);
+  CHECK(std::string{ms[1]["roles"][1].GetString()} == "scheduler");
+  CHECK(ms[1]["reachable"].GetBool());
+  CHECK_FALSE(ms[2]["reachable"].GetBool());
+  REQUIRE(doc["unreachable"].Size() == 1);
+  CHECK(std::string{doc["unreachable"][0]["observed_by"][0].GetString()}
+        == "10.0.0.1:2552#5");
+  // No leader or oldest yet: null, not an empty string.
+  src.view.leader.reset();
+  src.view.oldest.reset();
+  doc = parse(handle(src, {}, get("/cluster/members?pretty")));
+  CHECK(doc["leader"].IsNull());
+  CHECK(doc["oldest"].IsNull());
+}
+
+TEST_CASE("management: one member by address, with or without its uid, "
+          "percent-encoded") {
+  auto src = three_members();
+  auto r = handle(src, {}, get("/cluster/members/10.0.0.2:2552%237"));
+  CHECK(r.status == 200);
+  CHECK(std::string{parse(r)["address"].GetString()} == "10.0.0.2:2552#7");
+  r = handle(src, {}, get("/cluster/members/10.0.0.3:2552"));
+  CHECK(r.status == 200);
+  CHECK(std::string{parse(r)["status"].GetString()} == "leaving");
+  r = handle(src, {}, get("/cluster/members/10.0.0.9:2552"));
+  CHECK(r.status == 404);
+  CHECK(error_of(r).find("no member 10.0.0.9:2552") != std::string::npos);
+  r = handle(src, {}, get("/cluster/members/10.0.0.2%2"));
+  CHECK(r.status == 400);
+}
+
+TEST_CASE("management: PUT /cluster/members/{address} leaves or downs, with "
+          "a form or a JSON body") {
+  auto src = three_members();
+  struct row {
+    std::string body;
+    std::string content_type;
+    member_operation op;
+  };
+  auto x = GENERATE(values<row>({
+    {"operation=leave", "application/x-www-form-urlencoded",
+     member_operation::leave},
+    {"operation=Down", "", member_operation::down},
+    {"x=1&operation=down", "", member_operation::down},
+    {R"({"operation":"leave"})", "application/json", member_operation::leave},
+    {R"({"operation":"DOWN"})", "", member_operation::down},
+  }));
+  auto r = handle(
+    src, {}, put("/cluster/members/10.0.0.3:2552%239", x.body, x.content_type));
+  INFO(x.body);
+  CHECK(r.status == 200);
+  REQUIRE(src.applied.size() == 1);
+  CHECK(src.applied[0].first == x.op);
+  CHECK(src.applied[0].second == "10.0.0.3:2552#9");
+  CHECK(std::string{parse(r)["message"].GetString()}.find("10.0.0.3:2552#9")
+        != std::string::npos);
+}
+
+TEST_CASE("management: bad PUT bodies and unknown members are 4xx naming "
+          "the fault, nothing applied") {
+  auto src = three_members();
+  struct row {
+    std::string target;
+    std::string body;
+    unsigned status;
+    std::string says;
+  };
+  auto x = GENERATE(values<row>({
+    {"/cluster/members/10.0.0.3:2552", "operation=restart", 400,
+     "unknown operation \"restart\""},
+    {"/cluster/members/10.0.0.3:2552", "", 400, "names no operation"},
+    {"/cluster/members/10.0.0.3:2552", "op=leave", 400, "names no operation"},
+    {"/cluster/members/10.0.0.3:2552", "operation=le%ZZve", 400,
+     "broken %-escape"},
+    {"/cluster/members/10.0.0.3:2552", "{\"operation\": 5}", 400,
+     "no string field \"operation\""},
+    {"/cluster/members/10.0.0.3:2552", "{broken", 400, "not a JSON object"},
+    {"/cluster/members/10.9.9.9:1", "operation=down", 404,
+     "no member 10.9.9.9:1"},
+  }));
+  auto r = handle(src, {}, put(x.target, x.body));
+  INFO(x.body);
+  CHECK(r.status == x.status);
+  CHECK(error_of(r).find(x.says) != std::string::npos);
+  CHECK(src.applied.empty());
+}
+
+TEST_CASE("management: with a token, PUT needs the bearer token and reads "
+          "stay open") {
+  auto src = three_members();
+  router_settings s;
+  s.require_token = true;
+  s.token = "s3cret-token-0123";
+  auto target = "/cluster/members/10.0.0.3:2552";
+  for (std::string auth :
+       {"", "Bearer", "Bearer ", "Bearer wrong", "Bearer s3cret-token-012",
+        "Basic s3cret-token-0123", "bearer s3cret-token-0123"}) {
+    INFO(auth);
+    auto r = handle(src, s, put(target, "operation=down", {}, auth));
+    CHECK(r.status == 401);
+    CHECK(error_of(r).find("Authorization: Bearer") != std::string::npos);
+    // The token never appears in an answer.
+    CHECK(r.body.find("s3cret") == std::string::npos);
+  }
+  CHECK(src.applied.empty());
+  CHECK(handle(src, s, get("/cluster/members")).status == 200);
+  auto r = handle(
+    src, s, put(target, "operation=down", {}, "Bearer s3cret-token-0123"));
+  CHECK(r.status == 200);
+  CHECK(src.applied.size() == 1);
+  // A configured requirement without a token refuses every PUT.
+  s.token.clear();
+  CHECK(handle(src, s, put(target, "operation=down", {}, "Bearer ")).status
+        == 401);
+}
+
+TEST_CASE("management: shards, singletons and leases render their fields") {
+  auto src = three_members();
+  auto r = handle(src, {}, get("/cluster/shards/accounts"));
+  CHECK(r.status == 200);
+  auto doc = parse(r);
+  CHECK(std::string{doc["type"].GetString()} == "accounts");
+  REQUIRE(doc["regions"].Size() == 2);
+  CHECK(doc["regions"][0]["shards"].Size() == 2);
+  CHECK(doc["regions"][0]["entities"].GetUint64() == 40);
+  r = handle(src, {}, get("/cluster/shards/nope"));
+  CHECK(r.status == 404);
+  CHECK(error_of(r).find("no region of entity type \"nope\"")
+        != std::string::npos);
+  doc = parse(handle(src, {}, get("/singletons")));
+  REQUIRE(doc.Size() == 2);
+  CHECK(std::string{doc[0]["host"].GetString()} == "10.0.0.2:2552#7");
+  CHECK(doc[0]["fencing_token"].GetUint64() == 12);
+  CHECK(doc[1]["host"].IsNull());
+  CHECK(doc[1]["fencing_token"].IsNull());
+  doc = parse(handle(src, {}, get("/leases")));
+  REQUIRE(doc.Size() == 1);
+  CHECK(std::string{doc[0]["holder"].GetString()} == "node-b");
+  CHECK(doc[0]["ttl_ms"].GetInt64() == 15000);
+  CHECK_FALSE(doc[0]["held_here"].GetBool());
+}
+
+TEST_CASE("management: probes answer 200 or 503 with the reason, metrics "
+          "are Prometheus text, / is the dashboard") {
+  auto src = three_members();
+  router_settings s;
+  s.dashboard_html = "<html>dash</html>";
+  CHECK(handle(src, s, get("/ready")).status == 200);
+  CHECK(handle(src, s, get("/alive")).status == 200);
+  src.is_ready = {false, "this node is joining"};
+  auto r = handle(src, s, get("/ready"));
+  CHECK(r.status == 503);
+  CHECK(std::string{parse(r)["reason"].GetString()} == "this node is joining");
+  src.is_alive = {false, "shutting down"};
+  CHECK(handle(src, s, get("/alive")).status == 503);
+  r = handle(src, s, get("/metrics"));
+  CHECK(r.status == 200);
+  CHECK(r.content_type.rfind("text/plain; version=0.0.4", 0) == 0);
+  CHECK(r.body == "troupe_cluster_members{status=\"up\"} 3\n");
+  r = handle(src, s, get("/"));
+  CHECK(r.status == 200);
+  CHECK(r.content_type.rfind("text/html", 0) == 0);
+  CHECK(r.body == "<html>dash</html>");
+}
+
+TEST_CASE("management: unknown paths, wrong methods, large bodies and "
+          "module errors map to their status") {
+  auto src = three_members();
+  auto r = handle(src, {}, get("/cluster/nothing"));
+  CHECK(r.status == 404);
+  CHECK(error_of(r).find("no such path: /cluster/nothing")
+        != std::string::npos);
+  r = handle(src, {}, put("/cluster/members", "operation=down"));
+  CHECK(r.status == 405);
+  CHECK(r.allow == "GET, HEAD");
+  r = handle(
+    src, {},
+    http_request{"DELETE", "/cluster/members/10.0.0.3:2552", {}, {}, {}});
+  CHECK(r.status == 405);
+  CHECK(r.allow == "GET, HEAD, PUT");
+  router_settings small;
+  small.max_body = 8;
+  r = handle(src, small,
+             put("/cluster/members/10.0.0.3:2552", "operation=leave"));
+  CHECK(r.status == 413);
+  CHECK(src.applied.empty());
+  src.fail_next = runtime::make_error(errc::unavailable,
+                                      "the cluster daemon did not answer "
+                                      "within 2s");
+  r = handle(src, {}, get("/cluster/members"));
+  CHECK(r.status == 503);
+  CHECK(error_of(r) == "the cluster daemon did not answer within 2s");
+  CHECK(handle(src, {}, get("/leases")).status == 503);
+  CHECK(handle(src, {}, get("/metrics")).status == 503);
+  src.fail_next = runtime::make_error(errc::invalid_settings, "odd");
+  CHECK(handle(src, {}, get("/singletons")).status == 500);
+}
+
+TEST_CASE("management: percent_decode and equal_secret") {
+  CHECK(percent_decode("a%23b%2Fc") == std::optional<std::string>{"a#b/c"});
+  CHECK(percent_decode("plain+text")
+        == std::optional<std::string>{"plain+text"});
+  CHECK_FALSE(percent_decode("a%2"));
+  CHECK_FALSE(percent_decode("a%"));
+  CHECK_FALSE(percent_decode("a%G1"));
+  CHECK(equal_secret("abc", "abc"));
+  CHECK_FALSE(equal_secret("abc", "abd"));
+  CHECK_FALSE(equal_secret("abc", "abcd"));
+  CHECK(equal_secret("", ""));
+}
