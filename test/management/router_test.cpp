@@ -226,7 +226,8 @@ TEST_CASE("management: with a token, PUT needs the bearer token and reads "
   auto target = "/cluster/members/10.0.0.3:2552";
   for (std::string auth :
        {"", "Bearer", "Bearer ", "Bearer wrong", "Bearer s3cret-token-012",
-        "Basic s3cret-token-0123", "bearer s3cret-token-0123"}) {
+        "Bearer s3cret-token-0124", "Basic s3cret-token-0123",
+        "bearer s3cret-token-0123"}) {
     INFO(auth);
     auto r = handle(src, s, put(target, "operation=down", {}, auth));
     CHECK(r.status == 401);
