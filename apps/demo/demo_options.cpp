@@ -56,7 +56,15 @@ std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
                "are killed; a fenced ledger checks the outcome"};
   options o;
   std::string ttl = "2s";
+  // Before the range check, so "abc" is not reported as out of range.
+  auto whole_number = [](const std::string& text) -> std::string {
+    if (text.empty()
+        || text.find_first_not_of("0123456789") != std::string::npos)
+      return fmt::format("\"{}\" is not a whole number", text.substr(0, 32));
+    return {};
+  };
   app.add_option("--nodes", o.nodes, "Number of competing node processes")
+    ->check(whole_number)
     ->check(CLI::Range(2, 20))
     ->capture_default_str();
   app.add_option("--ttl", ttl, "Lease ttl (500ms .. 60s)")
@@ -72,6 +80,7 @@ std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
   auto* kills = app
                   .add_option("--kills", o.kills,
                               "How many times the holder is SIGKILLed")
+                  ->check(whole_number)
                   ->check(CLI::Range(0, 19))
                   ->capture_default_str();
   app.add_flag("--freeze", o.freeze,

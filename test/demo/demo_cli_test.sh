@@ -66,6 +66,10 @@ case $case_name in
     run --nodes 2 --dir "$dir" --node-binary "$node"
     expect 2 err "troupe-demo: --nodes 2 leaves no survivor for the default --kills 2; use --kills 1 or more nodes"
     ;;
+  nodes_not_a_number)
+    run --nodes abc --dir "$work/d" --node-binary "$node"
+    expect 2 err "troupe-demo: --nodes: \"abc\" is not a whole number"
+    ;;
   nodes_fail_to_start)
     fake=$work/fake-node
     printf '#!/bin/sh\necho "fake-node: cannot start: no lease module" >&2\nexit 2\n' >"$fake"
