@@ -13,12 +13,12 @@
 //    behavior; each timed until the receivers counted all N. Ratio:
 //    sharded rate / raw rate (see "Passes" below).
 // 2. Cross-node tell. The same pair; from A's main thread N messages to M
-//    entities whose shards live on B (A's region forwards
-//    `(entity_envelope_atom, entity, shard, payload)` to B's region, which
-//    routes to the entity), against N `remoting.send` of the same payload from
-//    A to M raw actors published on B. In windows of 1000 messages, each
-//    awaited (the transport's queue to a peer holds 3072 frames and drops the
-//    oldest when full). Ratio: sharded rate / raw rate.
+//    entities whose shards live on B (A's region forwards each as a tagged
+//    remoting message, entity and shard in the tag, to B's region, which
+//    routes it to the entity; ADR 0008), against N `remoting.send` of the
+//    same payload from A to M raw actors published on B. In windows of 1000
+//    messages, each awaited (the transport's queue to a peer holds 3072 frames
+//    and drops the oldest when full). Ratio: sharded rate / raw rate.
 // 3. Entity spawn. K new entities (ids whose shards run on A), each
 //    started by its first message through `region.tell`, against
 //    `sys.spawn` of K raw actors plus one `anon_send` each; timed until
