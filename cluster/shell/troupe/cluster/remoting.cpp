@@ -138,46 +138,28 @@ cluster::transport& remoting_handle::transport() const {
 
 namespace {
 
-// `send`'s body for the message `(head..., body...)`.
-runtime::error send_parts(const std::shared_ptr<detail::remoting_shared>& shp,
-                          const remote_ref& to, const caf::message& head,
-                          const caf::message& body, const remote_ref& reply_to,
-                          lane lane) {
-  if (!shp || !shp->running.load(std::memory_order_acquire))
-    return not_running();
-  auto& sh = *shp;
-  if (!to.is_addressable() || to.name.size() > max_name_size)
-    return runtime::make_error(
-      remoting_errc::invalid_ref,
-      fmt::format("cannot send to \"{}\": not an addressable reference",
-                  to_string(to)));
-  if (!reply_to.name.empty() && reply_to.node != sh.local)
-    return runtime::make_error(
-      remoting_errc::invalid_ref,
-      fmt::format("cannot send to {} with reply-to {}: a reply-to reference "
-                  "must name an actor on this node ({})",
-                  to_string(to), to_string(reply_to), to_string(sh.local)));
-  auto refused = [&](runtime::error err) {
-    err.message
-      = fmt::format("cannot send to {}: {}", to_string(to), err.message);
-    sh.log.warning("{}", err.message);
-    return err;
-  };
-  if (is_local(sh, to.node)) {
-    auto msg = head.empty() ? body : caf::message::concat(head, body);
+// What every send does once its addresses are checked: a target on this
+// node gets `msg` through `here()` after the same type checks as a remote
+// one; otherwise `header` writes the envelope's header, the message is
+// encoded behind it and the frame goes to the transport. `refused` turns a
+// type or encoding error into the sender's error (and logs it).
+template <class Header, class Here, class Refused>
+runtime::error transmit(detail::remoting_shared& sh, const unique_address& node,
+                        lane lane, const caf::message& msg, Header&& header,
+                        Here&& here, Refused&& refused) {
+  if (is_local(sh, node)) {
     if (auto err = check_message(sh.sys, msg))
       return refused(std::move(err));
-    deliver_locally(sh, to.name, msg, reply_to.name);
+    here();
     sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
     return {};
   }
   thread_local std::vector<char> buf;
   buf.clear();
-  append_message_header(buf, to.name, reply_to.name);
-  if (auto err = encode_message(sh.sys, head, body, buf))
+  header(buf);
+  if (auto err = encode_message(sh.sys, msg, buf))
     return refused(std::move(err));
-  if (auto err
-      = sh.transport->send(to.node, lane, std::as_bytes(std::span{buf})))
+  if (auto err = sh.transport->send(node, lane, std::as_bytes(std::span{buf})))
     return err;
   sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
   return {};
@@ -189,8 +171,32 @@ runtime::error remoting_handle::send(const remote_ref& to,
                                      const caf::message& msg,
                                      const remote_ref& reply_to,
                                      lane lane) const {
-  static const caf::message none;
-  return send_parts(sh_, to, none, msg, reply_to, lane);
+  if (!sh_ || !sh_->running.load(std::memory_order_acquire))
+    return not_running();
+  auto& sh = *sh_;
+  if (!to.is_addressable() || to.name.size() > max_name_size)
+    return runtime::make_error(
+      remoting_errc::invalid_ref,
+      fmt::format("cannot send to \"{}\": not an addressable reference",
+                  to_string(to)));
+  if (!reply_to.name.empty() && reply_to.node != sh.local)
+    return runtime::make_error(
+      remoting_errc::invalid_ref,
+      fmt::format("cannot send to {} with reply-to {}: a reply-to reference "
+                  "must name an actor on this node ({})",
+                  to_string(to), to_string(reply_to), to_string(sh.local)));
+  return transmit(
+    sh, to.node, lane, msg,
+    [&](std::vector<char>& out) {
+      append_message_header(out, to.name, reply_to.name);
+    },
+    [&] { deliver_locally(sh, to.name, msg, reply_to.name); },
+    [&](runtime::error err) {
+      err.message
+        = fmt::format("cannot send to {}: {}", to_string(to), err.message);
+      sh.log.warning("{}", err.message);
+      return err;
+    });
 }
 
 runtime::error remoting_handle::send_tagged(const unique_address& node,
@@ -200,42 +206,29 @@ runtime::error remoting_handle::send_tagged(const unique_address& node,
   if (!sh_ || !sh_->running.load(std::memory_order_acquire))
     return not_running();
   auto& sh = *sh_;
-  auto refused = [&](const char* why) {
+  auto invalid = [&](const char* why) {
     return runtime::make_error(
       remoting_errc::invalid_ref,
       fmt::format("cannot send a tagged message to \"{}\" on {}: {}",
                   name.substr(0, 64), to_string(node), why));
   };
   if (node.host.empty() || node.port == 0)
-    return refused("not an addressable node");
+    return invalid("not an addressable node");
   if (name.empty() || name.size() > max_name_size)
-    return refused("the name is empty or longer than 255 bytes");
+    return invalid("the name is empty or longer than 255 bytes");
   if (tag.size() > max_tag_size)
-    return refused("the tag is longer than 65535 bytes");
-  if (is_local(sh, node)) {
-    if (auto err = check_message(sh.sys, body)) {
+    return invalid("the tag is longer than 65535 bytes");
+  return transmit(
+    sh, node, lane::ordinary, body,
+    [&](std::vector<char>& out) { append_tagged_header(out, name, tag); },
+    [&] { deliver_tagged_locally(sh, name, tag, body); },
+    [&](runtime::error err) {
+      err.message = fmt::format("cannot send a tagged message to \"{}\" on "
+                                "{}: {}",
+                                name, to_string(node), err.message);
       sh.log.warning("{}", err.message);
       return err;
-    }
-    deliver_tagged_locally(sh, name, tag, body);
-    sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
-    return {};
-  }
-  thread_local std::vector<char> buf;
-  buf.clear();
-  append_tagged_header(buf, name, tag);
-  if (auto err = encode_message(sh.sys, body, buf)) {
-    err.message = fmt::format("cannot send a tagged message to \"{}\" on {}: "
-                              "{}",
-                              name, to_string(node), err.message);
-    sh.log.warning("{}", err.message);
-    return err;
-  }
-  if (auto err
-      = sh.transport->send(node, lane::ordinary, std::as_bytes(std::span{buf})))
-    return err;
-  sh.counters->sent.fetch_add(1, std::memory_order_relaxed);
-  return {};
+    });
 }
 
 remote_ref remoting_handle::reply_ref(const caf::actor& actor) const {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "troupe/cluster/role_filter.hpp"
+
 namespace troupe::downing {
 
 namespace {
@@ -105,7 +107,7 @@ std::vector<member> downing_view::members(const std::string& role,
                                           count_options opts) const {
   std::vector<member> result;
   for (const auto& m : members_)
-    if (is_counted(m.status, opts) && (role.empty() || m.has_role(role)))
+    if (is_counted(m.status, opts) && cluster::in_role(m, role))
       result.push_back(m);
   return result;
 }

@@ -20,21 +20,17 @@ void declare_lease_config(runtime::config_schema& schema) {
     "objects; lease.kubernetes.*).");
   backend.allowed = {"in_memory", "file", "etcd", "kubernetes"};
   schema.add(std::move(backend));
-  auto ttl = runtime::make_config_key(
-    "lease.ttl", config_type::duration, "15s",
-    "Expiry of a lease without renewal (typical: 15-30s).");
-  ttl.min_duration = std::chrono::milliseconds{1};
-  schema.add(std::move(ttl));
+  runtime::add_duration_key(
+    schema, "lease.ttl", "15s",
+    "Expiry of a lease without renewal (typical: 15-30s).",
+    std::chrono::milliseconds{1});
   schema.add(
     runtime::make_config_key("lease.renewal_interval", config_type::duration,
                              "0s", "Time between renewals; 0s means ttl / 3."));
-  auto retries = runtime::make_config_key(
-    "lease.acquire_retries", config_type::integer, "3",
-    "Maximum attempts per acquire() (typical: 3-10); "
-    "also bounds the attempts of one release().");
-  retries.min_integer = 1;
-  retries.max_integer = 1000;
-  schema.add(std::move(retries));
+  runtime::add_integer_key(schema, "lease.acquire_retries", "3",
+                           "Maximum attempts per acquire() (typical: 3-10); "
+                           "also bounds the attempts of one release().",
+                           1, 1000);
   schema.add(runtime::make_config_key(
     "lease.acquire_retry_delay", config_type::duration, "200ms",
     "First delay between attempts (typical: 100-1000ms); "

@@ -38,30 +38,25 @@ void declare_management_config(runtime::config_schema& schema) {
     schema, "management.bind", config_type::string, "127.0.0.1",
     "The IP address the management API binds to. Any address other than "
     "loopback needs management.token for PUT requests.");
-  auto port = runtime::make_config_key(
-    "management.port", config_type::integer, "8558",
+  runtime::add_integer_key(
+    schema, "management.port", "8558",
     "The management API's TCP port (Akka Management's default); 0 picks a "
-    "free one.");
-  port.min_integer = 0;
-  port.max_integer = 65535;
-  schema.add(std::move(port));
+    "free one.",
+    0, 65535);
   runtime::add_non_negative_key(
     schema, "management.token", config_type::secret, "",
     "Bearer token that PUT requests must carry when the API is not bound "
     "to loopback; at least 16 bytes. Never logged.");
-  auto timeout = runtime::make_config_key(
-    "management.query_timeout", config_type::duration, "2s",
+  runtime::add_duration_key(
+    schema, "management.query_timeout", "2s",
     "How long a request waits for one module's snapshot before answering "
-    "503.");
-  timeout.min_duration = std::chrono::milliseconds{1};
-  schema.add(std::move(timeout));
-  auto conns = runtime::make_config_key(
-    "management.max_connections", config_type::integer, "64",
+    "503.",
+    std::chrono::milliseconds{1});
+  runtime::add_integer_key(
+    schema, "management.max_connections", "64",
     "Open management connections at most; more are answered 503 and "
-    "closed.");
-  conns.min_integer = 1;
-  conns.max_integer = 10000;
-  schema.add(std::move(conns));
+    "closed.",
+    1, 10000);
 }
 
 runtime::error validate(const management_settings& s) {

@@ -124,9 +124,12 @@ private:
     version_ = req.version();
     auto head = req.method() == http::verb::head;
     http_response out;
+    // A handler that throws (anything) answers 500; an exception must not
+    // reach the io thread, which serves every connection.
     try {
       out = srv_.on_request(in);
-    } catch (const std::exception& e) {
+    } catch (...) {
+      out = http_response{};
       out.status = 500;
       out.body = R"({"error":"internal error"})";
     }

@@ -622,4 +622,23 @@ void add_non_negative_key(config_schema& schema, std::string name,
   schema.add(std::move(key));
 }
 
+void add_integer_key(config_schema& schema, std::string name,
+                     std::string default_value, std::string description,
+                     int64_t min, int64_t max) {
+  auto key = make_config_key(std::move(name), config_type::integer,
+                             std::move(default_value), std::move(description));
+  key.min_integer = min;
+  key.max_integer = max;
+  schema.add(std::move(key));
+}
+
+void add_duration_key(config_schema& schema, std::string name,
+                      std::string default_value, std::string description,
+                      timespan min) {
+  auto key = make_config_key(std::move(name), config_type::duration,
+                             std::move(default_value), std::move(description));
+  key.min_duration = min;
+  schema.add(std::move(key));
+}
+
 } // namespace troupe::runtime

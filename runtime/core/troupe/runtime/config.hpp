@@ -130,6 +130,19 @@ void add_non_negative_key(config_schema& schema, std::string name,
                           config_type type, std::string default_value,
                           std::string description);
 
+/// Declares in `schema` an integer key bounded to [min, max] at parse time
+/// (the error then names the source: flag, variable or file) and shown with
+/// its bounds in the reference.
+void add_integer_key(config_schema& schema, std::string name,
+                     std::string default_value, std::string description,
+                     int64_t min, int64_t max);
+
+/// Declares in `schema` a duration key of at least `min` (checked at parse
+/// time, like `add_integer_key`).
+void add_duration_key(config_schema& schema, std::string name,
+                      std::string default_value, std::string description,
+                      timespan min);
+
 /// Where a value came from: "default", "file /etc/troupe.toml",
 /// "env TROUPE_LEASE__TTL", "flag --lease.ttl" or "set by code".
 struct config_origin {

@@ -83,34 +83,8 @@ runtime::error validate(const sharding_settings& s) {
   return {};
 }
 
-namespace {
-
-// A key with bounds the configuration checks at parse time (the error then
-// names the source: flag, variable or file) and the reference shows.
-void add_integer_key(runtime::config_schema& schema, std::string name,
-                     std::string default_value, std::string description,
-                     int64_t min, int64_t max) {
-  auto key = runtime::make_config_key(std::move(name), config_type::integer,
-                                      std::move(default_value),
-                                      std::move(description));
-  key.min_integer = min;
-  key.max_integer = max;
-  schema.add(std::move(key));
-}
-
-void add_interval_key(runtime::config_schema& schema, std::string name,
-                      std::string default_value, std::string description) {
-  auto key = runtime::make_config_key(std::move(name), config_type::duration,
-                                      std::move(default_value),
-                                      std::move(description));
-  key.min_duration = runtime::min_setting_interval;
-  schema.add(std::move(key));
-}
-
-} // namespace
-
 void declare_sharding_config(runtime::config_schema& schema) {
-  add_integer_key(
+  runtime::add_integer_key(
     schema, "sharding.number_of_shards", "1000",
     "Shards per entity type, in [1, 1000000]; the default shard id is the "
     "entity id's hash modulo this.",
@@ -120,29 +94,33 @@ void declare_sharding_config(runtime::config_schema& schema) {
     schema, "sharding.role", config_type::string, "",
     "Only members with this role host shards and the coordinator (empty: "
     "all); regions elsewhere are proxy-only.");
-  add_integer_key(
+  runtime::add_integer_key(
     schema, "sharding.buffer_size", "100000",
     "Messages a region keeps (all shards together) while a shard's home "
     "is unknown or it is handed off; when full a new message is dropped "
     "and counted.",
     1, max_buffer_size);
-  add_interval_key(
+  runtime::add_duration_key(
     schema, "sharding.retry_interval", "2s",
     "How often a region repeats get_shard_home and its registration, and "
-    "the coordinator its coordinator_hello.");
-  add_interval_key(
+    "the coordinator its coordinator_hello.",
+    runtime::min_setting_interval);
+  runtime::add_duration_key(
     schema, "sharding.hand_off_timeout", "60s",
     "How long the hand-off of one shard may take before the coordinator "
-    "gives it up.");
-  add_interval_key(
+    "gives it up.",
+    runtime::min_setting_interval);
+  runtime::add_duration_key(
     schema, "sharding.entity_stop_timeout", "10s",
     "How long a region waits for an entity to terminate after its stop "
-    "message before it kills it.");
-  add_interval_key(
+    "message before it kills it.",
+    runtime::min_setting_interval);
+  runtime::add_duration_key(
     schema, "sharding.rebalance_interval", "10s",
     "How often the coordinator asks the allocation strategy for shards to "
-    "move.");
-  add_integer_key(
+    "move.",
+    runtime::min_setting_interval);
+  runtime::add_integer_key(
     schema, "sharding.least_shard_allocation_absolute_limit", "20",
     "The default allocation strategy's most shards moved per rebalance "
     "round, in [1, 1000000].",

@@ -138,13 +138,18 @@ namespace {
 using shared = shard_region::shared;
 
 // not_running once the region stopped (its actor system may be gone: a
-// handle can outlive it), else none. Takes the lock.
-runtime::error stopped_error(shared& sh) {
-  std::lock_guard<std::mutex> guard{sh.mtx};
+// handle can outlive it), else none. The caller holds `sh.mtx`.
+runtime::error stopped_error_locked(const shared& sh) {
   if (sh.done)
     return make_err(errc::not_running,
                     fmt::format("the region of {} has stopped", sh.type_name));
   return {};
+}
+
+// `stopped_error_locked`, taking the lock.
+runtime::error stopped_error(shared& sh) {
+  std::lock_guard<std::mutex> guard{sh.mtx};
+  return stopped_error_locked(sh);
 }
 
 // Sends `msg` for `entity` of `shard` to the region on `home`: entity and
@@ -216,9 +221,8 @@ void run(shared& sh) {
 runtime::error route(shared& sh, const entity_id& entity, const shard_id& shard,
                      caf::message msg) {
   std::lock_guard<std::mutex> guard{sh.mtx};
-  if (sh.done)
-    return make_err(errc::not_running,
-                    fmt::format("the region of {} has stopped", sh.type_name));
+  if (auto err = stopped_error_locked(sh))
+    return err;
   if (auto ref = sh.engine->deliver(entity, shard, msg, sh.now())) {
     // The engine returns a reference only when it queued nothing, and a
     // touched entity only moves the next deadline later: nothing to run.
@@ -591,9 +595,8 @@ runtime::error shard_region::send_element(const entity_id& entity,
     return send(entity, elem->move_content_to_message());
   auto& sh = *sh_;
   std::lock_guard<std::mutex> guard{sh.mtx};
-  if (sh.done)
-    return make_err(errc::not_running,
-                    fmt::format("the region of {} has stopped", sh.type_name));
+  if (auto err = stopped_error_locked(sh))
+    return err;
   // The clock only when a running entity's idle time is tracked.
   auto timed = sh.engine->tracks_use();
   auto now = timed ? sh.now() : timestamp{};
