@@ -15,10 +15,10 @@ NAME=check_sharding_example
 source "$(dirname "$0")/example_test_lib.sh"
 mkfifo "$dir/in"
 exec 3<>"$dir/in"
-"$bin" --cluster.port="$p1" </dev/null >"$dir/1.out" 2>&1 &
+"$bin" --cluster.port="$p1" --management.port=0 </dev/null >"$dir/1.out" 2>&1 &
 pids+=($!)
 sleep 0.5
-"$bin" --cluster.port="$p2" <"$dir/in" >"$dir/2.out" 2>&1 &
+"$bin" --cluster.port="$p2" --management.port=0 <"$dir/in" >"$dir/2.out" 2>&1 &
 pids+=($!)
 
 up=
@@ -60,7 +60,7 @@ done
 # error names the key and both values, and the node exits 1 (a supervisor
 # must see a failure, not a clean exit).
 p3=$(free_port)
-"$bin" --cluster.port="$p3" --sharding.number_of_shards=500 </dev/null >"$dir/3.out" 2>&1 &
+"$bin" --cluster.port="$p3" --management.port=0 --sharding.number_of_shards=500 </dev/null >"$dir/3.out" 2>&1 &
 refused=$!
 pids+=("$refused")
 for _ in $(seq 300); do kill -0 "$refused" 2>/dev/null || break; sleep 0.1; done

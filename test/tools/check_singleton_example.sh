@@ -11,10 +11,10 @@ bin=${1:?usage: check_singleton_example.sh EXAMPLE_BINARY}
 NAME=check_singleton_example
 # shellcheck source=example_test_lib.sh
 source "$(dirname "$0")/example_test_lib.sh"
-"$bin" --cluster.port="$p1" >"$dir/1.out" 2>&1 &
+"$bin" --cluster.port="$p1" --management.port=0 >"$dir/1.out" 2>&1 &
 pids+=($!)
 sleep 0.5
-"$bin" --cluster.port="$p2" >"$dir/2.out" 2>&1 &
+"$bin" --cluster.port="$p2" --management.port=0 >"$dir/2.out" 2>&1 &
 pids+=($!)
 
 # wait (at most 30 s) until one of them runs the scheduler
