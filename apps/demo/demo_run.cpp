@@ -1,0 +1,324 @@
+#include "demo_run.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "demo_io.hpp"
+#include "demo_poll.hpp"
+#include "failover_measure.hpp"
+
+namespace fs = std::filesystem;
+using steady = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace troupe::demo {
+
+namespace {
+
+int64_t mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+runtime::timespan since_ns(int64_t from) {
+  return std::chrono::nanoseconds{mono_ns() - from};
+}
+
+} // namespace
+
+demo_run::demo_run(options opts, const std::atomic<bool>& interrupted)
+  : opts_(std::move(opts)), interrupted_(interrupted), cluster_(opts_, timing_),
+    start_(steady::now()) {}
+
+demo_run::~demo_run() {
+  if (lock_fd_ >= 0)
+    ::close(lock_fd_); // drops the flock
+}
+
+void demo_run::say(const std::string& text) {
+  if (opts_.quiet)
+    return;
+  auto t = std::chrono::duration<double>(steady::now() - start_).count();
+  std::printf("[%6.2fs] %s\n", t, text.c_str());
+  std::fflush(stdout);
+}
+
+// Takes --dir for this run (flock on .demo.lock, held until exit).
+bool demo_run::lock_dir() {
+  auto lock = fs::path{opts_.dir} / ".demo.lock";
+  std::string error;
+  lock_fd_ = open_regular(lock, O_RDWR | O_CREAT, error);
+  if (lock_fd_ < 0)
+    return complain(error);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    return complain(errno == EWOULDBLOCK
+                      ? fmt::format("--dir {} is in use by another troupe-demo "
+                                    "({} is locked)",
+                                    opts_.dir, lock.string())
+                      : fmt::format("{}: cannot lock: {}", lock.string(),
+                                    std::strerror(errno)));
+  return true;
+}
+
+bool demo_run::start_processes() {
+  if (!cluster_.prepare() || !cluster_.start_store(10s))
+    return false;
+  say(fmt::format("store listening on {} (files in {})", cluster_.store_url(),
+                  opts_.dir));
+  if (opts_.lease == lease_kind::kubernetes) {
+    if (!cluster_.start_emulator(10s))
+      return false;
+    say("Kubernetes Lease API emulator started (k8s-emulator.log)");
+  }
+  if (!cluster_.start_nodes())
+    return false;
+  say(fmt::format("started {} nodes (seed nodes node-1 and node-2)",
+                  opts_.nodes));
+  return true;
+}
+
+// Polls node-1's members until every node is Up (60s at most); false with
+// setup_error_ set when a node exits or time runs out.
+bool demo_run::wait_for_members() {
+  auto until = steady::now() + 60s;
+  auto last_show = steady::now();
+  while (!interrupted_) {
+    cluster_.procs().pump(0ms);
+    for (auto& n : cluster_.procs().all())
+      if (!n.running()) {
+        auto tail = read_tail(n.log);
+        setup_error_
+          = fmt::format("{} {} before the cluster formed (see {}){}", n.name,
+                        describe_status(*n.status), n.log.string(),
+                        tail.empty() ? "" : ":\n" + tail);
+        return false;
+      }
+    auto snap = poll_cluster(cluster_, http_);
+    if (snap.up_count() == opts_.nodes) {
+      show(snap);
+      return true;
+    }
+    if (steady::now() - last_show >= 2s) {
+      show(snap);
+      last_show = steady::now();
+    }
+    if (steady::now() >= until) {
+      setup_error_ = fmt::format("only {} of {} members were Up after 60s",
+                                 snap.up_count(), opts_.nodes);
+      return false;
+    }
+    std::this_thread::sleep_for(250ms);
+  }
+  return false;
+}
+
+void demo_run::show(const cluster_snapshot& snap) {
+  auto name = [this](std::string_view a) { return cluster_.name_of(a); };
+  for (auto& line : render(snap, name, throughput_text()))
+    say(line);
+}
+
+void demo_run::run_for(runtime::timespan d, const char* phase) {
+  say(fmt::format("running {} for {}", phase, runtime::render_duration(d)));
+  auto until = steady::now() + d;
+  while (!interrupted_ && steady::now() < until) {
+    auto next = steady::now() + 1s;
+    cluster_.procs().pump(0ms);
+    show(poll_cluster(cluster_, http_));
+    std::this_thread::sleep_until(std::min(next, until));
+  }
+}
+
+// Finds the singleton's host and SIGKILLs it (a partition falls back to a
+// kill: see the message); false with setup_error_ set when no node hosts
+// the singleton within 20s.
+bool demo_run::fail_singleton_host() {
+  if (opts_.failure == failure_kind::partition)
+    say("partition: not available here (it needs root and network "
+        "namespaces, or fault injection through the management API, "
+        "which troupe does not offer yet); running a kill instead");
+  auto until = steady::now() + 20s;
+  cluster_snapshot snap;
+  const node_ports* victim = nullptr;
+  while (!interrupted_ && steady::now() < until) {
+    snap = poll_cluster(cluster_, http_);
+    if (snap.singleton_host && snap.singleton_token)
+      victim = cluster_.node_at(*snap.singleton_host);
+    if (victim != nullptr)
+      break;
+    std::this_thread::sleep_for(250ms);
+  }
+  if (victim == nullptr) {
+    if (!interrupted_)
+      setup_error_ = "no node reported the scheduler singleton's host within "
+                     "20s";
+    return false;
+  }
+  failover_watch w;
+  w.victim = victim->name;
+  w.victim_address = *snap.singleton_host;
+  w.victim_token = *snap.singleton_token;
+  for (auto& [address, ids] : snap.shards)
+    if (cluster_.node_at(address) == victim)
+      w.victim_shards.insert(ids.begin(), ids.end());
+  auto* proc = cluster_.procs().find(victim->name);
+  say(fmt::format("killing {} (the singleton's host, fencing token {}, {} "
+                  "shards) with SIGKILL",
+                  w.victim, w.victim_token, w.victim_shards.size()));
+  w.kill_ns = mono_ns();
+  cluster_.procs().signal(*proc, SIGKILL);
+  failover_ = std::move(w);
+  return true;
+}
+
+// Watches the singleton and the victim's shards move (60s at most).
+void demo_run::watch_failover() {
+  auto& w = *failover_;
+  auto until = steady::now() + 60s;
+  auto last_show = steady::time_point{};
+  while (!interrupted_ && steady::now() < until
+         && !(w.singleton_seen && w.shards_seen)) {
+    cluster_.procs().pump(0ms);
+    auto snap = poll_cluster(cluster_, http_);
+    auto host = snap.singleton_host ? cluster_.name_of(*snap.singleton_host)
+                                    : std::string{};
+    if (!w.singleton_seen && !host.empty() && host != w.victim
+        && snap.singleton_token.value_or(0) > w.victim_token) {
+      w.singleton_seen = since_ns(w.kill_ns);
+      w.new_host = host;
+      w.new_token = *snap.singleton_token;
+      say(fmt::format("the singleton runs on {} with fencing token {} ({} "
+                      "after the kill, as the management endpoints show it)",
+                      host, w.new_token, seconds_text(*w.singleton_seen)));
+    }
+    bool victim_has_shards
+      = std::any_of(snap.shards.begin(), snap.shards.end(), [&](auto& region) {
+          return cluster_.name_of(region.first) == w.victim;
+        });
+    if (!w.shards_seen && !snap.shards.empty() && !victim_has_shards
+        && snap.up_count() == opts_.nodes - 1) {
+      w.shards_seen = since_ns(w.kill_ns);
+      say(fmt::format("{} is gone from the shard map ({} after the kill)",
+                      w.victim, seconds_text(*w.shards_seen)));
+    }
+    if (steady::now() - last_show >= 1s) {
+      show(snap);
+      last_show = steady::now();
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  if (!interrupted_ && !(w.singleton_seen && w.shards_seen))
+    say("the failover did not complete within 60s");
+}
+
+void demo_run::stop_all() {
+  auto& procs = cluster_.procs();
+  auto stop = [&](bool nodes, runtime::timespan bound) {
+    auto is_node
+      = [](const node_proc& n) { return n.name.rfind("node-", 0) == 0; };
+    for (auto& n : procs.all())
+      if (is_node(n) == nodes && n.running())
+        procs.signal(*procs.find(n.name), SIGTERM);
+    auto until = steady::now() + bound;
+    auto pending = [&] {
+      return std::any_of(procs.all().begin(), procs.all().end(), [&](auto& n) {
+        return is_node(n) == nodes && n.running();
+      });
+    };
+    while (pending() && steady::now() < until)
+      procs.pump(50ms);
+    for (auto& n : procs.all())
+      if (is_node(n) == nodes && n.running()) {
+        say(fmt::format("{} did not stop within {}: SIGKILL", n.name,
+                        runtime::render_duration(bound)));
+        procs.signal(*procs.find(n.name), SIGKILL);
+      }
+  };
+  say("stopping the nodes (SIGTERM: each leaves the cluster)");
+  stop(true, 30s);
+  stop(false, 5s); // then the store and the emulator
+  auto until = steady::now() + 5s;
+  while (!procs.all_done() && steady::now() < until)
+    procs.pump(50ms);
+}
+
+std::string demo_run::throughput_text() {
+  return {};
+}
+
+int demo_run::finish(bool completed) {
+  std::printf("\nverdict (from %s/ledger.jsonl, journal.jsonl and "
+              "client.log):\n",
+              opts_.dir.c_str());
+  auto floor = floor_of(timing_);
+  if (failover_) {
+    auto& w = *failover_;
+    auto ledger = read_all(fs::path{opts_.dir} / "ledger.jsonl");
+    auto first = first_takeover_ns(ledger, w.victim_token, w.kill_ns);
+    if (first)
+      std::printf(
+        "  failover (singleton): %s from the kill of %s to the "
+        "first accepted ledger record with a higher token; %s\n",
+        seconds_text(std::chrono::nanoseconds{*first - w.kill_ns}).c_str(),
+        w.victim.c_str(), explain_singleton_floor(timing_, floor).c_str());
+    else
+      std::printf("  failover (singleton): no accepted ledger record with a "
+                  "token above %llu after the kill\n",
+                  static_cast<unsigned long long>(w.victim_token));
+  }
+  std::printf("files: %s\n", opts_.dir.c_str());
+  if (interrupted_) {
+    std::printf("INTERRUPTED\n");
+    return 130;
+  }
+  if (setup_error_ || !completed) {
+    std::printf("setup error: %s\n",
+                setup_error_.value_or("the demo did not complete").c_str());
+    return 2;
+  }
+  return 0;
+}
+
+int demo_run::run() {
+  if (!lock_dir())
+    return 2;
+  if (!opts_.quiet)
+    std::printf("troupe demo: %d nodes on loopback, lease %s, failure %s, "
+                "%s before and after it; files in %s\n",
+                opts_.nodes, to_string(opts_, opts_.lease).c_str(),
+                to_string(opts_.failure).c_str(),
+                runtime::render_duration(opts_.duration).c_str(),
+                opts_.dir.c_str());
+  bool completed = start_processes() && wait_for_members();
+  if (completed) {
+    for (auto& n : cluster_.nodes())
+      say(fmt::format("{}: dashboard {}/  (app API http://127.0.0.1:{})",
+                      n.name, cluster_.management_url(n), n.api));
+    run_for(opts_.duration, "under load");
+    if (opts_.failure != failure_kind::none && !interrupted_) {
+      completed = fail_singleton_host();
+      if (completed)
+        watch_failover();
+    }
+    if (completed && !interrupted_)
+      run_for(opts_.duration, "after the failover");
+  }
+  if (interrupted_)
+    say("interrupted");
+  stop_all();
+  return finish(completed);
+}
+
+} // namespace troupe::demo
