@@ -32,6 +32,9 @@ int64_t mono_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// How long a failover may take before the verdict calls it failed.
+constexpr runtime::timespan failover_limit = 60s;
+
 runtime::timespan since_ns(int64_t from) {
   return std::chrono::nanoseconds{mono_ns() - from};
 }
@@ -122,6 +125,29 @@ bool demo_run::wait_for_members() {
     std::this_thread::sleep_for(250ms);
   }
   return false;
+}
+
+// The client load: deposits to every node's app API, logged to
+// DIR/client.log; false with setup_error_ set when it cannot start.
+bool demo_run::start_load() {
+  client::load_settings ls;
+  for (auto& n : cluster_.nodes())
+    ls.nodes.push_back(client::endpoint{"127.0.0.1", n.api});
+  ls.accounts = 60;
+  ls.workers = 4;
+  ls.rate = 200; // deposits/s: leaves the 2 cores the cluster needs
+  auto load
+    = client::load_driver::start(ls, fs::path{opts_.dir} / "client.log");
+  if (!load) {
+    setup_error_ = "the client load did not start: " + load.error().message;
+    return false;
+  }
+  load_ = std::move(*load);
+  load_started_ = steady::now();
+  say(fmt::format("client load started: {} workers, {} accounts, up to {} "
+                  "deposits/s over {} nodes (client.log)",
+                  ls.workers, ls.accounts, ls.rate, ls.nodes.size()));
+  return true;
 }
 
 void demo_run::show(const cluster_snapshot& snap) {
@@ -246,6 +272,10 @@ void demo_run::stop_all() {
         procs.signal(*procs.find(n.name), SIGKILL);
       }
   };
+  if (load_) {
+    load_->stop(); // every deposit it sent is answered or failed first
+    load_ran_ = steady::now() - load_started_;
+  }
   say("stopping the nodes (SIGTERM: each leaves the cluster)");
   stop(true, 30s);
   stop(false, 5s); // then the store and the emulator
@@ -255,28 +285,74 @@ void demo_run::stop_all() {
 }
 
 std::string demo_run::throughput_text() {
-  return {};
+  if (!load_)
+    return {};
+  auto c = load_->counters();
+  return fmt::format("client: {} acks/s, {} acked, {} failed, {} in flight, "
+                     "p99 {}ms",
+                     c.acks_last_second, c.acked, c.failed, c.in_flight,
+                     c.p99.count() / 1000);
+}
+
+std::vector<verdict::failover_measure> demo_run::failover_measures() {
+  std::vector<verdict::failover_measure> out;
+  if (!failover_)
+    return out;
+  auto& w = *failover_;
+  auto floor = floor_of(timing_);
+  auto ms = [](runtime::timespan d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  };
+  auto since_kill =
+    [&](std::optional<int64_t> t) -> std::optional<std::chrono::milliseconds> {
+    if (!t)
+      return std::nullopt;
+    return ms(std::chrono::nanoseconds{*t - w.kill_ns});
+  };
+  auto dir = fs::path{opts_.dir};
+  out.push_back(
+    {"singleton failover (store: first accepted ledger record above token "
+       + std::to_string(w.victim_token) + " after the kill)",
+     since_kill(first_takeover_ns(read_all(dir / "ledger.jsonl"),
+                                  w.victim_token, w.kill_ns)),
+     ms(floor.singleton), ms(failover_limit)});
+  out.push_back({"shard failover (client: first ack for an account of "
+                   + w.victim + " after the kill)",
+                 since_kill(first_victim_ack_ns(
+                   read_all(dir / "client.log"), w.victim_shards,
+                   timing_.number_of_shards, w.kill_ns)),
+                 ms(floor.shards), ms(failover_limit)});
+  return out;
 }
 
 int demo_run::finish(bool completed) {
-  std::printf("\nverdict (from %s/ledger.jsonl, journal.jsonl and "
-              "client.log):\n",
-              opts_.dir.c_str());
-  auto floor = floor_of(timing_);
+  auto dir = fs::path{opts_.dir};
+  verdict::verdict_input in;
+  in.client_log = read_all(dir / "client.log");
+  in.ledger_jsonl = read_all(dir / "ledger.jsonl");
+  in.journal_jsonl = read_all(dir / "journal.jsonl");
+  in.failovers = failover_measures();
+  auto report = verdict::judge(in);
+  std::printf("\nverdict (only from %s: client.log, ledger.jsonl, "
+              "journal.jsonl):\n%s",
+              opts_.dir.c_str(), verdict::render(report).c_str());
   if (failover_) {
-    auto& w = *failover_;
-    auto ledger = read_all(fs::path{opts_.dir} / "ledger.jsonl");
-    auto first = first_takeover_ns(ledger, w.victim_token, w.kill_ns);
-    if (first)
-      std::printf(
-        "  failover (singleton): %s from the kill of %s to the "
-        "first accepted ledger record with a higher token; %s\n",
-        seconds_text(std::chrono::nanoseconds{*first - w.kill_ns}).c_str(),
-        w.victim.c_str(), explain_singleton_floor(timing_, floor).c_str());
-    else
-      std::printf("  failover (singleton): no accepted ledger record with a "
-                  "token above %llu after the kill\n",
-                  static_cast<unsigned long long>(w.victim_token));
+    auto floor = floor_of(timing_);
+    std::printf("failover floor: singleton %s\n",
+                explain_singleton_floor(timing_, floor).c_str());
+    std::printf("failover floor: shards %s\n",
+                explain_shard_floor(timing_, floor).c_str());
+  }
+  if (load_) {
+    auto c = load_->counters();
+    auto seconds = std::chrono::duration<double>(load_ran_).count();
+    std::printf("throughput: %llu deposits acknowledged in %.1fs (%.0f/s; "
+                "p50 %.1fms, p99 %.1fms, max %.1fms)\n",
+                static_cast<unsigned long long>(c.acked), seconds,
+                seconds > 0 ? static_cast<double>(c.acked) / seconds : 0.0,
+                static_cast<double>(c.p50.count()) / 1000,
+                static_cast<double>(c.p99.count()) / 1000,
+                static_cast<double>(c.max.count()) / 1000);
   }
   std::printf("files: %s\n", opts_.dir.c_str());
   if (interrupted_) {
@@ -288,7 +364,7 @@ int demo_run::finish(bool completed) {
                 setup_error_.value_or("the demo did not complete").c_str());
     return 2;
   }
-  return 0;
+  return report.passed() ? 0 : 1;
 }
 
 int demo_run::run() {
@@ -301,7 +377,7 @@ int demo_run::run() {
                 to_string(opts_.failure).c_str(),
                 runtime::render_duration(opts_.duration).c_str(),
                 opts_.dir.c_str());
-  bool completed = start_processes() && wait_for_members();
+  bool completed = start_processes() && wait_for_members() && start_load();
   if (completed) {
     for (auto& n : cluster_.nodes())
       say(fmt::format("{}: dashboard {}/  (app API http://127.0.0.1:{})",

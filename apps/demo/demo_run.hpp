@@ -3,15 +3,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "client/demo_client.hpp"
 #include "cluster_view.hpp"
 #include "demo_cluster.hpp"
 #include "demo_http.hpp"
 #include "demo_options.hpp"
 #include "demo_timing.hpp"
+#include "verdict/verdict_core.hpp"
 
 /// @file
 /// One run of the demo, start to verdict (demo_launcher.cpp).
@@ -56,12 +59,14 @@ private:
   bool lock_dir();
   bool start_processes();
   bool wait_for_members();
+  bool start_load();
   void show(const cluster_snapshot& snap);
   void run_for(runtime::timespan d, const char* phase);
   bool fail_singleton_host();
   void watch_failover();
   void stop_all();
   int finish(bool completed);
+  std::vector<verdict::failover_measure> failover_measures();
   std::string throughput_text();
 
   options opts_;
@@ -73,6 +78,9 @@ private:
   int lock_fd_ = -1;
   std::optional<failover_watch> failover_;
   std::optional<std::string> setup_error_;
+  std::unique_ptr<client::load_driver> load_;
+  std::chrono::steady_clock::time_point load_started_;
+  runtime::timespan load_ran_{};
 };
 
 } // namespace troupe::demo

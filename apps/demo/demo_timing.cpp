@@ -40,7 +40,7 @@ std::vector<std::string> demo_timing::node_flags() const {
     "--singleton.use_lease=true",
     flag("singleton.lease_retry_interval", lease_retry_interval),
     "--sharding.use_lease=true",
-    "--sharding.number_of_shards=30",
+    fmt::format("--sharding.number_of_shards={}", number_of_shards),
     "--sharding.retry_interval=500ms",
     flag("demo.tick_interval", tick_interval),
   };

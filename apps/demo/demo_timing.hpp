@@ -31,6 +31,9 @@ struct demo_timing {
   /// lease.ttl; renewal every ttl / 3 (the lease's default).
   runtime::timespan lease_ttl = std::chrono::seconds{3};
   runtime::timespan lease_retry_interval = std::chrono::milliseconds{500};
+  /// sharding.number_of_shards: few, so that the console's shard counts
+  /// read at a glance.
+  uint32_t number_of_shards = 30;
   /// demo.tick_interval: the scheduler's ledger writes.
   runtime::timespan tick_interval = std::chrono::milliseconds{500};
 

@@ -2,6 +2,9 @@
 
 #include <rapidjson/document.h>
 
+#include "client/client_log.hpp"
+#include "troupe/sharding/shard_id.hpp"
+
 namespace troupe::demo {
 
 std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
@@ -28,6 +31,27 @@ std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
     if (accepted->value.GetBool() && token->value.GetUint64() > victim_token
         && t >= kill_ns && (!first || t < *first))
       first = t;
+  }
+  return first;
+}
+
+std::optional<int64_t>
+first_victim_ack_ns(std::string_view client_log,
+                    const std::set<std::string>& victim_shards,
+                    uint32_t number_of_shards, int64_t kill_ns) {
+  std::optional<int64_t> first;
+  while (!client_log.empty()) {
+    auto nl = client_log.find('\n');
+    auto line = client_log.substr(0, nl);
+    client_log = nl == std::string_view::npos ? std::string_view{}
+                                              : client_log.substr(nl + 1);
+    auto ev = client::parse_client_event(line);
+    if (!ev || ev->kind != client::client_event_kind::acked
+        || ev->mono_ns < kill_ns || (first && ev->mono_ns >= *first))
+      continue;
+    auto shard = sharding::default_shard_id(ev->account, number_of_shards);
+    if (shard && victim_shards.count(*shard) > 0)
+      first = ev->mono_ns;
   }
   return first;
 }

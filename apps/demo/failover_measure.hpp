@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 
 /// @file
@@ -19,5 +21,15 @@ namespace troupe::demo {
 std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
                                          uint64_t victim_token,
                                          int64_t kill_ns);
+
+/// The CLOCK_MONOTONIC time (ns) of the first `acked` line in `client_log`
+/// (client.log, client/client_log.hpp) at or after `kill_ns` for an account
+/// whose shard (sharding::default_shard_id with `number_of_shards`) is one
+/// of `victim_shards`: the first deposit to an account of the killed node
+/// that its new home persisted. None if there is none.
+std::optional<int64_t>
+first_victim_ack_ns(std::string_view client_log,
+                    const std::set<std::string>& victim_shards,
+                    uint32_t number_of_shards, int64_t kill_ns);
 
 } // namespace troupe::demo
