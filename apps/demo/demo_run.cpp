@@ -17,6 +17,7 @@
 #include "demo_io.hpp"
 #include "demo_poll.hpp"
 #include "failover_measure.hpp"
+#include "troupe/runtime/config.hpp"
 
 namespace fs = std::filesystem;
 using steady = std::chrono::steady_clock;
@@ -76,6 +77,8 @@ bool demo_run::lock_dir() {
 }
 
 bool demo_run::start_processes() {
+  // Each failure below was named on stderr already.
+  setup_error_ = "a process did not start (see above)";
   if (!cluster_.prepare() || !cluster_.start_store(10s))
     return false;
   say(fmt::format("store listening on {} (files in {})", cluster_.store_url(),
@@ -89,6 +92,7 @@ bool demo_run::start_processes() {
     return false;
   say(fmt::format("started {} nodes (seed nodes node-1 and node-2)",
                   opts_.nodes));
+  setup_error_.reset();
   return true;
 }
 
@@ -326,6 +330,13 @@ std::vector<verdict::failover_measure> demo_run::failover_measures() {
 }
 
 int demo_run::finish(bool completed) {
+  if (!interrupted_ && (setup_error_ || !completed)) {
+    std::printf("\nsetup error: %s\nthe demo could not run: no verdict "
+                "(files: %s)\n",
+                setup_error_.value_or("the demo did not complete").c_str(),
+                opts_.dir.c_str());
+    return 2;
+  }
   auto dir = fs::path{opts_.dir};
   verdict::verdict_input in;
   in.client_log = read_all(dir / "client.log");
@@ -358,11 +369,6 @@ int demo_run::finish(bool completed) {
   if (interrupted_) {
     std::printf("INTERRUPTED\n");
     return 130;
-  }
-  if (setup_error_ || !completed) {
-    std::printf("setup error: %s\n",
-                setup_error_.value_or("the demo did not complete").c_str());
-    return 2;
   }
   return report.passed() ? 0 : 1;
 }

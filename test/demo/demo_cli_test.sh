@@ -5,7 +5,7 @@
 # Usage: demo_cli_test.sh CASE TROUPE_DEMO
 set -uo pipefail
 case_name=$1 demo=$2
-bin=$(dirname "$demo")
+bin=$(cd "$(dirname "$demo")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/troupe-demo-cli-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
