@@ -20,6 +20,7 @@
 #include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/lease_config.hpp"
 #include "troupe/lease/lease_settings.hpp"
+#include "troupe/management/management_settings.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/monotonic_clock.hpp"
@@ -39,6 +40,7 @@ runtime::config_schema full_schema() {
   downing::declare_downing_config(schema);
   singleton::declare_singleton_config(schema);
   sharding::declare_sharding_config(schema);
+  management::declare_management_config(schema);
   return schema;
 }
 
@@ -86,6 +88,8 @@ int check(const std::vector<std::string>& args) {
   if (auto s = singleton::proxy_settings_from_config(*cfg); !s)
     problems.push_back(s.error().message);
   if (auto s = sharding::sharding_settings_from_config(*cfg, stable_after); !s)
+    problems.push_back(s.error().message);
+  if (auto s = management::management_settings_from_config(*cfg); !s)
     problems.push_back(s.error().message);
   auto lease_settings = lease::settings_from_config(*cfg, "check", "check");
   if (auto err = lease::validate(lease_settings.with_defaults()))

@@ -2,10 +2,14 @@
 // notation (membership_fixtures.hpp): leader, oldest and reachability as
 // the cluster core computes them.
 
+#include <map>
+#include <optional>
+
 #include <catch2/catch.hpp>
 
 #include "membership_fixtures.hpp"
 #include "troupe/management/cluster_views.hpp"
+#include "troupe/management/errc.hpp"
 
 using namespace troupe;
 using namespace troupe::cluster;
@@ -56,4 +60,68 @@ TEST_CASE("management: the members view of a node alone and joining has no "
   CHECK(v.unreachable.empty());
   REQUIRE(v.members.size() == 1);
   CHECK(v.members[0].reachable);
+}
+
+TEST_CASE("management: a member address names one member, with or without "
+          "its uid") {
+  using troupe::management::errc;
+  using troupe::management::find_member;
+  // b restarted: the view still holds the old incarnation (uid 1, down) and
+  // the new one (uid 7).
+  auto g = make_gossip("a:up:1 b:down:2 c:up:3");
+  auto members = g.members();
+  unique_address b7{"b", 2552, 7};
+  members.push_back(
+    member{b7, member_status::joining, {}, member::no_up_number});
+  membership_state s{gossip{members}, node('a')};
+  struct row {
+    const char* address;
+    std::optional<unique_address> want;
+    errc fault;
+  };
+  std::vector<row> rows{
+    {"a:2552#1", node('a'), errc::none},
+    {"a:2552", node('a'), errc::none},
+    {"b:2552#1", node('b'), errc::none},
+    {"b:2552", b7, errc::none}, // the newest incarnation
+    {"b:2552#7", b7, errc::none},
+    {"b:2552#2", std::nullopt, errc::unknown_member},
+    {"z:2552", std::nullopt, errc::unknown_member},
+    {"a:2553", std::nullopt, errc::unknown_member},
+    {"a", std::nullopt, errc::invalid_address},
+    {"a:port", std::nullopt, errc::invalid_address},
+    {"a:2552#x", std::nullopt, errc::invalid_address},
+    {"", std::nullopt, errc::invalid_address},
+  };
+  for (auto& r : rows) {
+    INFO(r.address);
+    auto got = find_member(s, r.address);
+    if (r.want) {
+      REQUIRE(got);
+      CHECK(*got == *r.want);
+    } else {
+      REQUIRE_FALSE(got);
+      CHECK(got.error().code == static_cast<uint8_t>(r.fault));
+      CHECK_THAT(got.error().message, Catch::Contains(r.address));
+    }
+  }
+}
+
+TEST_CASE("management: member counts cover every status and the "
+          "unreachable") {
+  auto g
+    = make_gossip("a:up:1 b:up:2 c:leaving:3 d:joining e:down:4", "", "a>b");
+  membership_state s{g, node('a')};
+  auto counts = troupe::management::count_members(s);
+  std::map<std::string, uint64_t> by(counts.by_status.begin(),
+                                     counts.by_status.end());
+  CHECK(by.size() == 7);
+  CHECK(by["up"] == 2);
+  CHECK(by["leaving"] == 1);
+  CHECK(by["joining"] == 1);
+  CHECK(by["down"] == 1);
+  CHECK(by["weakly_up"] == 0);
+  CHECK(by["exiting"] == 0);
+  CHECK(by["removed"] == 0);
+  CHECK(counts.unreachable == 1);
 }

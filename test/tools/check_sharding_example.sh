@@ -15,10 +15,10 @@ NAME=check_sharding_example
 source "$(dirname "$0")/example_test_lib.sh"
 mkfifo "$dir/in"
 exec 3<>"$dir/in"
-"$bin" --cluster.port="$p1" </dev/null >"$dir/1.out" 2>&1 &
+"$bin" --cluster.port="$p1" --management.port=0 </dev/null >"$dir/1.out" 2>&1 &
 pids+=($!)
 sleep 0.5
-"$bin" --cluster.port="$p2" <"$dir/in" >"$dir/2.out" 2>&1 &
+"$bin" --cluster.port="$p2" --management.port=0 <"$dir/in" >"$dir/2.out" 2>&1 &
 pids+=($!)
 
 up=
@@ -40,10 +40,7 @@ on1=$(grep -o "account acc-[0-9]* " "$dir/1.out" | head -1 | awk '{print $2}')
 grep -q "account .* balance 100$" "$dir/2.out" || fail "no account lives on the second node"
 
 start=$(date +%s%N)
-kill -TERM "${pids[0]}"
-wait "${pids[0]}"
-rc=$?
-[ $rc -eq 0 ] || fail "the stopped node exited with $rc"
+stop_gracefully "${pids[0]}" "the stopped node"
 grep -q "graceful shutdown" "$dir/1.out" || fail "the stopped node did not hand its shards off"
 echo "$on1 7" >&3
 took=
@@ -60,7 +57,7 @@ done
 # error names the key and both values, and the node exits 1 (a supervisor
 # must see a failure, not a clean exit).
 p3=$(free_port)
-"$bin" --cluster.port="$p3" --sharding.number_of_shards=500 </dev/null >"$dir/3.out" 2>&1 &
+"$bin" --cluster.port="$p3" --management.port=0 --sharding.number_of_shards=500 </dev/null >"$dir/3.out" 2>&1 &
 refused=$!
 pids+=("$refused")
 for _ in $(seq 300); do kill -0 "$refused" 2>/dev/null || break; sleep 0.1; done
@@ -71,9 +68,6 @@ rc=$?
 grep -q 'sharding.number_of_shards is "1000" on the seed node but "500" on this node' "$dir/3.out" \
   || fail "the refused node did not name the mismatched key and values"
 
-kill -TERM "${pids[1]}"
-wait "${pids[1]}"
-rc=$?
-[ $rc -eq 0 ] || fail "the last node exited with $rc"
+stop_gracefully "${pids[1]}" "the last node"
 pids=()
 echo "check_sharding_example: $on1 moved from node 1 to node 2 and took a deposit ${took} ms after SIGTERM"

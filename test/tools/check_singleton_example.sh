@@ -11,10 +11,10 @@ bin=${1:?usage: check_singleton_example.sh EXAMPLE_BINARY}
 NAME=check_singleton_example
 # shellcheck source=example_test_lib.sh
 source "$(dirname "$0")/example_test_lib.sh"
-"$bin" --cluster.port="$p1" >"$dir/1.out" 2>&1 &
+"$bin" --cluster.port="$p1" --management.port=0 >"$dir/1.out" 2>&1 &
 pids+=($!)
 sleep 0.5
-"$bin" --cluster.port="$p2" >"$dir/2.out" 2>&1 &
+"$bin" --cluster.port="$p2" --management.port=0 >"$dir/2.out" 2>&1 &
 pids+=($!)
 
 # wait (at most 30 s) until one of them runs the scheduler
@@ -37,10 +37,7 @@ done
 [ -n "$up" ] || fail "the second node did not come up within 30 s"
 
 start=$(date +%s%N)
-kill -TERM "${pids[$((holder - 1))]}"
-wait "${pids[$((holder - 1))]}"
-rc=$?
-[ $rc -eq 0 ] || fail "the stopped node exited with $rc"
+stop_gracefully "${pids[$((holder - 1))]}" "the stopped node"
 # the hand-over: the other node runs the scheduler with token 2, long before
 # detection + stable_after (20 s) or the ttl (30 s) could have made it so
 took=
@@ -53,9 +50,6 @@ for _ in $(seq 150); do
 done
 [ -n "$took" ] || fail "no hand-over within 15 s of SIGTERM"
 grep -q "handed over to" "$dir/$holder.out" || fail "the stopped node did not hand over"
-kill -TERM "${pids[$((other - 1))]}"
-wait "${pids[$((other - 1))]}"
-rc=$?
-[ $rc -eq 0 ] || fail "the last node exited with $rc"
+stop_gracefully "${pids[$((other - 1))]}" "the last node"
 pids=()
 echo "check_singleton_example: node $holder handed over to node $other in ${took} ms after SIGTERM"

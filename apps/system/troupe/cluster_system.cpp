@@ -32,8 +32,9 @@ cluster_system::start(int argc, char** argv,
 runtime::expected<std::unique_ptr<cluster_system>>
 cluster_system::start(runtime::node_options opts) {
   std::vector<runtime::module> modules{
-    lease::lease_module(), cluster::cluster_module(), downing::downing_module(),
-    singleton::singleton_module(), sharding::sharding_module()};
+    lease::lease_module(),       cluster::cluster_module(),
+    downing::downing_module(),   singleton::singleton_module(),
+    sharding::sharding_module(), management::management_module()};
   for (auto& m : opts.modules)
     modules.push_back(std::move(m));
   opts.modules = std::move(modules);
@@ -70,6 +71,11 @@ cluster_system::start(runtime::node_options opts) {
   if (!resolver)
     return resolver.error();
   sys->resolver_ = *resolver;
+  auto api = management::management_service::start(*sys->node_, sys->cluster_,
+                                                   sys->remoting_);
+  if (!api)
+    return api.error();
+  sys->management_ = std::move(*api);
   return sys;
 }
 
@@ -84,8 +90,11 @@ cluster_system::lease(lease::lease_settings settings) {
   auto backend = lease::backend_from_config(node_->cfg(), node_->clock());
   if (!backend)
     return runtime::to_caf_error(backend.error());
-  return lease::lease_handle::spawn(*node_, std::move(settings),
-                                    std::move(*backend));
+  auto h = lease::lease_handle::spawn(*node_, std::move(settings),
+                                      std::move(*backend));
+  if (h)
+    management_->add_lease(*h);
+  return h;
 }
 
 caf::expected<lease::lease_handle>
@@ -93,17 +102,23 @@ cluster_system::kubernetes_lease(lease::lease_settings settings) {
   auto backend = lease::kubernetes_backend_from_config(node_->cfg());
   if (!backend)
     return runtime::to_caf_error(backend.error());
-  return lease::lease_handle::spawn(*node_, std::move(settings),
-                                    std::move(*backend));
+  auto h = lease::lease_handle::spawn(*node_, std::move(settings),
+                                      std::move(*backend));
+  if (h)
+    management_->add_lease(*h);
+  return h;
 }
 
 runtime::expected<singleton::singleton_manager>
 cluster_system::start_singleton(std::string type_name,
                                 singleton::instance_factory factory,
                                 singleton::manager_options options) {
-  return singleton::singleton_manager::start(
+  auto h = singleton::singleton_manager::start(
     *node_, cluster_, remoting_, std::move(type_name), std::move(factory),
     std::move(options));
+  if (h)
+    management_->add_singleton(*h);
+  return h;
 }
 
 runtime::expected<singleton::singleton_proxy>
@@ -123,16 +138,22 @@ cluster_system::start_sharding(std::string type_name,
     if (auto d = downing::downing_settings_from_config(node_->cfg()))
       options.decision_bound
         = d->stability.stable_after + d->stability.down_all_when_unstable;
-  return sharding::shard_region::start(*node_, cluster_, remoting_,
-                                       std::move(type_name), std::move(factory),
-                                       std::move(options));
+  auto h = sharding::shard_region::start(
+    *node_, cluster_, remoting_, std::move(type_name), std::move(factory),
+    std::move(options));
+  if (h)
+    management_->add_region(*h);
+  return h;
 }
 
 runtime::expected<sharding::shard_region>
 cluster_system::sharding_proxy(std::string type_name,
                                sharding::region_options options) {
-  return sharding::shard_region::start_proxy(
+  auto h = sharding::shard_region::start_proxy(
     *node_, cluster_, remoting_, std::move(type_name), std::move(options));
+  if (h)
+    management_->add_region(*h);
+  return h;
 }
 
 cluster_system::~cluster_system() {
@@ -142,6 +163,8 @@ cluster_system::~cluster_system() {
 int cluster_system::run(runtime::timespan leave_timeout) {
   while (!runtime::stop_requested())
     runtime::sleep_unless_stopped(std::chrono::milliseconds{100});
+  if (management_)
+    management_->set_stopping();
   leave(leave_timeout);
   shutdown();
   return stop_->stopped_by_cluster.load() ? 1 : 0;

@@ -7,6 +7,7 @@
 #include "troupe/cluster/cluster_handle.hpp"
 #include "troupe/cluster/remoting.hpp"
 #include "troupe/downing/downing_actor.hpp"
+#include "troupe/management/management_service.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/module.hpp"
 #include "troupe/runtime/node.hpp"
@@ -24,7 +25,10 @@
 /// 2. the resolver's settings are checked before any networking starts;
 /// 3. remoting (the TCP transport from `cluster.*`);
 /// 4. the cluster daemon (a non-empty `cluster.seed_nodes` joins at once);
-/// 5. the split brain resolver (`downing.*`, keep_majority by default).
+/// 5. the split brain resolver (`downing.*`, keep_majority by default);
+/// 6. the management API (`management.*`: HTTP on 127.0.0.1:8558 by
+///    default; docs/design/management.md), which shows every singleton,
+///    region and lease started through this class.
 /// This is Akka's `ActorSystem` with the Cluster extension and the split
 /// brain resolver configured as its downing provider. Anything more (a
 /// singleton, a proxy, sharding) is started on top of it.
@@ -73,6 +77,10 @@ public:
   const downing::downing_handle& resolver() const noexcept {
     return resolver_;
   }
+  /// The management API (port 0 when `management.enabled` is false).
+  management::management_service& management() noexcept {
+    return *management_;
+  }
 
   // -- what applications start on top --------------------------------------
 
@@ -118,12 +126,13 @@ public:
   sharding_proxy(std::string type_name, sharding::region_options options = {});
 
   /// Blocks until a stop is requested (signal, or this node downed or
-  /// removed), then leaves the cluster gracefully (`leave`) and shuts down.
-  /// Returns the process's exit code: 0 after a signal, `request_stop` or
-  /// `leave`, 1 when the cluster stopped this node otherwise (it was downed
-  /// or removed without leaving, or it gave up joining, e.g. an
-  /// incompatible configuration): a supervisor (systemd, Kubernetes) then
-  /// sees a failure, not a clean exit. The reason is logged (ERROR).
+  /// removed), then marks the management API's probes as stopping, leaves the
+  /// cluster gracefully (`leave`) and shuts down. Returns the process's exit
+  /// code: 0 after a signal, `request_stop` or `leave`, 1 when the cluster
+  /// stopped this node otherwise (it was downed or removed without leaving, or
+  /// it gave up joining, e.g. an incompatible configuration): a supervisor
+  /// (systemd, Kubernetes) then sees a failure, not a clean exit. The reason is
+  /// logged (ERROR).
   int run(runtime::timespan leave_timeout = std::chrono::seconds{30});
 
   /// Leaves the cluster and waits until this node is removed (or downed,
@@ -144,6 +153,7 @@ private:
   cluster::remoting_handle remoting_;
   cluster::cluster_handle cluster_;
   downing::downing_handle resolver_;
+  std::unique_ptr<management::management_service> management_;
   // Whether this node asked to leave (a removal is then expected), and
   // whether the cluster stopped it otherwise (run()'s exit code). Shared
   // with the cluster daemon's shutdown hook.

@@ -40,6 +40,7 @@ struct daemon_state {
   /// The due time of the tick in flight, if any.
   std::optional<timestamp> scheduled;
   runtime::logger log{"cluster"};
+  std::shared_ptr<membership_counters> counters;
 };
 
 using daemon_self = cluster_daemon::stateful_pointer<daemon_state>;
@@ -60,10 +61,16 @@ void send_all(daemon_state& st, const std::vector<outbound_message>& xs) {
                                     lane::control))
       st.log.debug("membership message {} to {} not sent: {}",
                    message_name(x.message), to_string(x.to), err.message);
+    else if (st.counters && std::holds_alternative<gossip_envelope>(x.message))
+      st.counters->gossip_sent.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
 void publish(daemon_self self, const std::vector<cluster_event>& events) {
+  if (auto& c = self->state.counters)
+    for (auto& e : events)
+      if (std::holds_alternative<leader_changed>(e))
+        c->leader_changes.fetch_add(1, std::memory_order_relaxed);
   for (auto& e : events)
     for (auto& sub : self->state.subscribers)
       std::visit([&](const auto& x) { caf::anon_send(sub, x); }, e);
@@ -171,6 +178,9 @@ template <class T>
 auto on_message(daemon_self self) {
   return [self](const remote_ref& from, const T& m) {
     auto& st = self->state;
+    if constexpr (std::is_same_v<T, gossip_envelope>)
+      if (st.counters)
+        st.counters->gossip_received.fetch_add(1, std::memory_order_relaxed);
     execute(self, st.engine->receive(from.node, membership_message{m},
                                      read_clock(st)));
   };
@@ -238,6 +248,7 @@ cluster_daemon::behavior_type daemon(daemon_self self, remoting_handle remoting,
   auto& st = self->state;
   st.remoting = std::move(remoting);
   st.on_shutdown = std::move(settings.on_shutdown);
+  st.counters = std::move(settings.counters);
   st.quarantine_after = settings.quarantine_removed_after;
   if (settings.clock) {
     st.clock = settings.clock;

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -113,6 +116,21 @@ using cluster_daemon = detail::daemon_actor_of<membership_message>::type;
 /// or it gave up joining). The argument is the engine's reason.
 using shutdown_hook = std::function<void(const std::string& reason)>;
 
+/// Counters of one daemon for metrics (management's `/metrics`): written
+/// by the daemon's thread, read from any (relaxed atomics; each value is
+/// monotonic, two values need not be from one instant).
+struct membership_counters {
+  /// Gossip messages sent (`gossip_envelope`: one per gossip round and
+  /// target, Akka's gossip ticks, plus the replies that carry a newer
+  /// version).
+  std::atomic<uint64_t> gossip_sent{0};
+  /// Gossip messages received from other members.
+  std::atomic<uint64_t> gossip_received{0};
+  /// `leader_changed` events this node published (its view of the leader
+  /// changed, including to and from none).
+  std::atomic<uint64_t> leader_changes{0};
+};
+
 /// What the daemon needs besides the actor system.
 struct cluster_daemon_settings {
   /// The membership settings (`cluster.*`; seed_nodes non-empty: join at
@@ -138,6 +156,8 @@ struct cluster_daemon_settings {
   /// The monotonic clock for the engine; nullptr: the actor system's clock
   /// (simulated under CAF's test coordinator). Must outlive the daemon.
   const runtime::clock_source* clock = nullptr;
+  /// Where the daemon counts (nullptr: it does not).
+  std::shared_ptr<membership_counters> counters;
 };
 
 /// Spawns the daemon for the node of `remoting`, publishes it as

@@ -48,12 +48,16 @@ runtime::expected<T> ask(caf::actor_system* sys, const cluster_daemon& daemon,
 runtime::expected<cluster_handle>
 cluster_handle::start(caf::actor_system& sys, remoting_handle remoting,
                       cluster_daemon_settings settings) {
+  if (!settings.counters)
+    settings.counters = std::make_shared<membership_counters>();
+  auto counters = settings.counters;
   auto daemon = spawn_cluster_daemon(sys, remoting, std::move(settings));
   if (!daemon)
     return daemon.error();
   cluster_handle h;
   h.sys_ = &sys;
   h.daemon_ = std::move(*daemon);
+  h.counters_ = std::move(counters);
   h.self_ = remoting.local_address();
   h.remoting_ = std::move(remoting);
   return h;
@@ -129,6 +133,14 @@ void cluster_handle::stop() const {
     return;
   remoting_.unpublish(daemon_name);
   caf::anon_send_exit(daemon_, caf::exit_reason::user_shutdown);
+}
+
+membership_counter_values cluster_handle::counters() const noexcept {
+  if (!counters_)
+    return {};
+  return {counters_->gossip_sent.load(std::memory_order_relaxed),
+          counters_->gossip_received.load(std::memory_order_relaxed),
+          counters_->leader_changes.load(std::memory_order_relaxed)};
 }
 
 } // namespace troupe::cluster

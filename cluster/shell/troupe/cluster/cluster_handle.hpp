@@ -37,6 +37,13 @@
 
 namespace troupe::cluster {
 
+/// A reading of `membership_counters` (cluster_daemon.hpp).
+struct membership_counter_values {
+  uint64_t gossip_sent = 0;
+  uint64_t gossip_received = 0;
+  uint64_t leader_changes = 0;
+};
+
 /// A small value over the node's cluster daemon; copies share it.
 /// Default-constructed: invalid (commands do nothing, queries fail with
 /// remoting_errc::not_running).
@@ -131,6 +138,10 @@ public:
   runtime::expected<current_cluster_state>
   state(runtime::timespan timeout = std::chrono::seconds{5}) const;
 
+  /// The daemon's counters (gossip, leader changes) for metrics; all zero
+  /// for an invalid handle. Lock-free.
+  membership_counter_values counters() const noexcept;
+
   /// Unpublishes and stops the daemon without leaving (as a crash would
   /// look to the others). Idempotent.
   void stop() const;
@@ -138,6 +149,7 @@ public:
 private:
   caf::actor_system* sys_ = nullptr;
   cluster_daemon daemon_;
+  std::shared_ptr<membership_counters> counters_;
   unique_address self_;
   remoting_handle remoting_;
 };

@@ -96,10 +96,14 @@ void execute(lease_self self, lease_effects effects) {
                      settings.owner, l->token, l->reason);
       for (auto& sub : st.subscribers)
         caf::anon_send(sub, msg);
+      st.shared->losses.fetch_add(1, std::memory_order_relaxed);
       st.shared->notify(msg);
     } else if (auto* d = std::get_if<deadline_changed>(&e)) {
       st.shared->publish_deadline(d->deadline);
-      st.shared->token.store(st.fsm->token(), std::memory_order_release);
+      // Tokens grow with every acquisition and only then.
+      auto token = st.fsm->token();
+      if (token != st.shared->token.exchange(token, std::memory_order_acq_rel))
+        st.shared->acquisitions.fetch_add(1, std::memory_order_relaxed);
     } else if (auto* s = std::get_if<state_changed>(&e)) {
       st.log.info("\"{}\" (owner {}) {} -> {}: {}", settings.name,
                   settings.owner, to_string(s->from), to_string(s->to), s->why);

@@ -123,6 +123,14 @@ uint64_t lease_handle::token() const noexcept {
   return shared_ ? shared_->token.load(std::memory_order_acquire) : 0;
 }
 
+uint64_t lease_handle::acquisitions() const noexcept {
+  return shared_ ? shared_->acquisitions.load(std::memory_order_relaxed) : 0;
+}
+
+uint64_t lease_handle::losses() const noexcept {
+  return shared_ ? shared_->losses.load(std::memory_order_relaxed) : 0;
+}
+
 lost_subscription
 lease_handle::on_lost(std::function<void(const lease_lost&)> handler) {
   if (!shared_)

@@ -109,6 +109,12 @@ public:
   /// first one. Strictly increasing across acquisitions.
   uint64_t token() const noexcept;
 
+  /// How often this lease was acquired (each a new fencing token) and how
+  /// often it was lost (`lease_lost` published), since it was spawned; for
+  /// metrics. Lock-free; 0 for an invalid handle.
+  uint64_t acquisitions() const noexcept;
+  uint64_t losses() const noexcept;
+
   /// Registers `handler` for lease_lost; see the class comment.
   lost_subscription on_lost(std::function<void(const lease_lost&)> handler);
 

@@ -33,6 +33,11 @@ struct lease_shared {
   /// The token of the current (or last) acquisition.
   std::atomic<uint64_t> token{0};
 
+  /// Acquisitions (new tokens) and losses (lease_lost published), for
+  /// metrics.
+  std::atomic<uint64_t> acquisitions{0};
+  std::atomic<uint64_t> losses{0};
+
   bool check_alive() const noexcept {
     auto d = deadline_ns.load(std::memory_order_acquire);
     return d != not_held && clock->now().time_since_epoch().count() < d;

@@ -3,6 +3,10 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "troupe/management/errc.hpp"
+
 namespace troupe::management {
 
 members_view members_of(const cluster::membership_state& state,
@@ -33,6 +37,56 @@ members_view members_of(const cluster::membership_state& state,
   for (auto& [subject, by] : observers)
     out.unreachable.push_back(unreachable_view{
       subject, std::vector<std::string>(by.begin(), by.end())});
+  return out;
+}
+
+runtime::expected<runtime::unique_address>
+find_member(const cluster::membership_state& state, std::string_view address) {
+  auto bad = [&] {
+    return runtime::make_error(
+      errc::invalid_address,
+      fmt::format("\"{}\" is not a member address (host:port or "
+                  "host:port#uid)",
+                  address));
+  };
+  // The uid is optional here; parse_unique_address wants one.
+  bool has_uid = address.find('#') != std::string_view::npos;
+  auto parsed = runtime::parse_unique_address(
+    has_uid ? std::string{address} : fmt::format("{}#1", address));
+  if (!parsed || parsed->port == 0)
+    return bad();
+  const cluster::member* found = nullptr;
+  for (const auto& m : state.latest_gossip().members()) {
+    if (m.address.host != parsed->host || m.address.port != parsed->port)
+      continue;
+    if (has_uid ? m.address.uid == parsed->uid
+                : (!found || m.address.uid > found->address.uid))
+      found = &m;
+  }
+  if (!found)
+    return runtime::make_error(
+      errc::unknown_member,
+      fmt::format("no member {} in this node's view", address));
+  return found->address;
+}
+
+member_counts count_members(const cluster::membership_state& state) {
+  using cluster::member_status;
+  static constexpr member_status all[]
+    = {member_status::joining, member_status::weakly_up, member_status::up,
+       member_status::leaving, member_status::exiting,   member_status::down,
+       member_status::removed};
+  member_counts out;
+  const auto& g = state.latest_gossip();
+  for (auto st : all) {
+    uint64_t n = 0;
+    for (const auto& m : g.members())
+      n += m.status == st ? 1 : 0;
+    out.by_status.emplace_back(cluster::to_string(st), n);
+  }
+  for (const auto& m : g.members())
+    if (!g.overview().reachability.is_reachable(m.address))
+      ++out.unreachable;
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "troupe/cluster/membership_state.hpp"
 #include "troupe/management/router.hpp"
@@ -22,5 +24,22 @@ namespace troupe::management {
 members_view members_of(const cluster::membership_state& state,
                         std::optional<std::string_view> oldest_role
                         = std::nullopt);
+
+/// The member that `address` names in `state`: `host:port#uid` exactly, or
+/// `host:port` for the member at that endpoint (the newest incarnation, if
+/// the view still holds an older one). Errors: errc::invalid_address (the
+/// text does not parse; names it), errc::unknown_member (no such member in
+/// this view).
+runtime::expected<runtime::unique_address>
+find_member(const cluster::membership_state& state, std::string_view address);
+
+/// Counts of members by status ("up", "leaving", ... every status, 0 for
+/// none) and the number some member observes unreachable, for metrics.
+struct member_counts {
+  std::vector<std::pair<std::string, uint64_t>> by_status;
+  uint64_t unreachable = 0;
+};
+
+member_counts count_members(const cluster::membership_state& state);
 
 } // namespace troupe::management

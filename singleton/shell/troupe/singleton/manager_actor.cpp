@@ -464,6 +464,7 @@ runtime::expected<singleton_manager> singleton_manager::start(
   singleton_manager h;
   h.sys_ = &sys;
   h.type_name_ = type_name;
+  h.lease_ = options.lease;
   manager_init init{
     type_name,          std::move(cluster),  remoting,
     std::move(factory), std::move(settings), std::move(options)};

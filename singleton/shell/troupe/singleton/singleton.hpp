@@ -210,6 +210,12 @@ public:
     return type_name_;
   }
 
+  /// The lease guarding the instances (none without `use_lease`), for
+  /// status pages and metrics.
+  const std::optional<lease::lease_handle>& lease() const noexcept {
+    return lease_;
+  }
+
   /// Starts the graceful stop and returns (the actor exits when done).
   void stop() const;
 
@@ -222,6 +228,7 @@ private:
   caf::actor_system* sys_ = nullptr;
   caf::actor actor_;
   std::string type_name_;
+  std::optional<lease::lease_handle> lease_;
 };
 
 /// The proxy's options.

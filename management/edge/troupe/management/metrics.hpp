@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+/// @file
+/// The management API's `/metrics` (docs/design/management.md, "Metrics"):
+/// a snapshot of the node's counters rendered in the Prometheus text format
+/// 0.0.4 by prometheus-cpp's core types and `TextSerializer`.
+///
+/// The shell fills a `metrics_snapshot` from the modules' own counters at
+/// each scrape (the hot paths gain no new atomics) and renders it here.
+/// Counters are monotonic since the node started (a restart resets them, as
+/// Prometheus expects); gauges are the value now. Every name is prefixed
+/// `troupe_`. Pure apart from prometheus-cpp; thread-safe (no shared
+/// state).
+
+namespace troupe::management {
+
+/// One lease actor's counters.
+struct lease_metrics {
+  std::string name;
+  uint64_t acquisitions = 0;
+  uint64_t losses = 0;
+};
+
+/// One shard region's figures.
+struct region_metrics {
+  std::string type;
+  uint64_t shards = 0;
+  uint64_t entities = 0;
+  /// Messages delivered to a local entity, forwarded to another region,
+  /// buffered while a shard had no home, and dropped.
+  uint64_t delivered = 0;
+  uint64_t forwarded = 0;
+  uint64_t buffered = 0;
+  uint64_t dropped = 0;
+};
+
+/// Everything `/metrics` shows.
+struct metrics_snapshot {
+  /// Members of this node's view by status name (every status, zeros
+  /// included, so a dashboard sees a 0 rather than a gap).
+  std::vector<std::pair<std::string, uint64_t>> members_by_status;
+  uint64_t unreachable_members = 0;
+  uint64_t leader_changes = 0;
+  /// Gossip messages sent (one per round and target).
+  uint64_t gossip_rounds = 0;
+  uint64_t gossip_received = 0;
+  std::vector<lease_metrics> leases;
+  /// Singleton types with a manager here: 1 if the instance runs here.
+  std::vector<std::pair<std::string, bool>> singletons_running;
+  std::vector<region_metrics> regions;
+  /// Remote messages sent and delivered here.
+  uint64_t remoting_sent = 0;
+  uint64_t remoting_delivered = 0;
+  uint64_t remoting_dead_letters = 0;
+  uint64_t transport_bytes_out = 0;
+  uint64_t transport_bytes_in = 0;
+  /// Frames dropped by reason name (queue_overflow, ...).
+  std::vector<std::pair<std::string, uint64_t>> transport_drops;
+};
+
+/// The Prometheus text exposition of `s`.
+std::string render_metrics(const metrics_snapshot& s);
+
+} // namespace troupe::management

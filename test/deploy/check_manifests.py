@@ -1,0 +1,747 @@
+#!/usr/bin/env python3
+"""Checks deploy/ against the code: names, ports, probe paths, config keys.
+
+Usage: check_manifests.py ROOT            check ROOT/deploy
+       check_manifests.py ROOT --selftest  break the manifests in memory, one
+                                           mutation at a time, and require
+                                           that the named check catches each
+
+What it checks (each failure names the file, the object and the check):
+- every YAML file under deploy/ parses;
+- names: Service selectors, workload selectors and pod labels; the
+  StatefulSet's serviceName is a headless Service that publishes not-ready
+  addresses; serviceAccountName, RoleBinding roleRef and subjects; every
+  secretKeyRef's Secret and key (the example Secret); kustomization
+  resources, the image name, the example Secret kept out of it;
+- ports: the named container ports equal the code's defaults (cluster.port
+  and management.port from docs/reference/configuration.md, the demo's from
+  the contract below) and the TROUPE_*_PORT values, Service ports and
+  targetPorts, the seed nodes' port, the store URL;
+- probes: every httpGet path of a node is one the management router serves
+  (the path literals of management/core/troupe/management/router.cpp);
+  readiness is /ready and liveness /alive; the store's probe a store path;
+- env: every TROUPE_* variable is the env form of a documented key
+  (docs/reference/configuration.md) or of a key the demo contract names
+  (CONTRACT_KEYS, for keys not yet in the reference); $(VAR) references
+  name variables defined before them; POD_NAME and POD_NAMESPACE come from
+  the downward API; TROUPE_CLUSTER__HOST and TROUPE_CLUSTER__SEED_NODES
+  are pod DNS names under the headless Service, the list comma-separated as
+  the config loader splits it; enableServiceLinks is off where TROUPE_*
+  variables are read (Kubernetes' service variables TROUPE_DEMO_STORE_*
+  would be unknown keys);
+- what issue 9 asks: lease_majority, the kubernetes lease backend,
+  singleton.use_lease and sharding.use_lease; a Role with get, create and
+  update (and nothing else) on coordination.k8s.io leases; no namespace in
+  any manifest;
+- terminationGracePeriodSeconds is at least the graceful stop's longest
+  (GRACE_TERMS, each read from the code or the reference), and the guide
+  docs/guides/kubernetes.md states both numbers.
+"""
+
+import copy
+import os
+import re
+import sys
+
+import yaml
+
+# Keys the contract of issue 9 (demo-contract.md) names that may not be in
+# docs/reference/configuration.md yet: the management module's (being added)
+# and the demo node's own module. Defaults as the contract states them; a
+# key present in the reference is taken from there.
+CONTRACT_KEYS = {
+    "management.enabled": "true",
+    "management.bind": "127.0.0.1",
+    "management.port": "8558",
+    "management.token": "",
+    "management.query_timeout": "2s",
+    "management.max_connections": "64",
+    "demo.store_url": "http://127.0.0.1:7070",
+    "demo.api_bind": "127.0.0.1",
+    "demo.api_port": "8080",
+    "demo.tick_interval": "500ms",
+}
+# The store is configured by flags (--bind, --port, --dir), not keys.
+STORE_PORT = 7070
+STORE_PATHS = {"/ledger", "/summary"}  # GET /summary; the rest are POSTs
+LEASE_VERBS = {"get", "create", "update"}
+SECRET_NAME = "troupe-cluster"
+EXAMPLE_SECRET_FILE = "secret.example.yaml"
+
+
+class Failure(Exception):
+    pass
+
+
+def fail(check, where, message):
+    raise Failure(f"[{check}] {where}: {message}")
+
+
+# -- what the code says ------------------------------------------------------
+
+
+def parse_duration_s(text):
+    m = re.fullmatch(r"(\d+)(ms|s|m|h)", text)
+    if not m:
+        raise ValueError(f"not a duration: {text!r}")
+    n = int(m.group(1))
+    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def reference_keys(root):
+    """key -> default text, from the reference's table."""
+    path = os.path.join(root, "docs/reference/configuration.md")
+    keys = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\| `([a-z0-9_.]+)` \| [^|]* \| ([^|]*) \| `(TROUPE_\w+)`",
+                         line)
+            if m:
+                default = m.group(2).strip()
+                keys[m.group(1)] = default.strip("`") if default.startswith("`") else ""
+    if not keys:
+        raise Failure(f"[reference] {path}: no keys found in the table")
+    return keys
+
+
+def env_of_key(key):
+    return "TROUPE_" + key.upper().replace(".", "__")
+
+
+def router_paths(root):
+    path = os.path.join(root, "management/core/troupe/management/router.cpp")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    exact = set(re.findall(r'path == "(/[^"]*)"', text))
+    prefixes = set(re.findall(r'_prefix = "(/[^"]*)"', text))
+    if "/ready" not in exact or "/alive" not in exact:
+        raise Failure(f"[probes] {path}: no \"/ready\" and \"/alive\" path "
+                      f"literals found (found {sorted(exact)})")
+    return exact, prefixes
+
+
+def code_seconds(root, rel, pattern, what):
+    path = os.path.join(root, rel)
+    with open(path, encoding="utf-8") as f:
+        m = re.search(pattern, f.read())
+    if not m:
+        raise Failure(f"[grace] {rel}: {what} not found (pattern {pattern}); "
+                      f"update GRACE_TERMS and the guide's arithmetic")
+    return int(m.group(1))
+
+
+def grace_terms(root, keys):
+    """The graceful stop of one demo node at its longest, term by term."""
+    leave = code_seconds(
+        root, "apps/system/troupe/cluster_system.hpp",
+        r"int run\(runtime::timespan leave_timeout\s*=\s*std::chrono::seconds\{(\d+)\}",
+        "cluster_system::run's leave_timeout")
+    region_stop = code_seconds(
+        root, "sharding/shell/troupe/sharding/sharding.hpp",
+        r"runtime::timespan stop_timeout = std::chrono::seconds\{(\d+)\}",
+        "region_options::stop_timeout")
+    manager_stop = code_seconds(
+        root, "singleton/shell/troupe/singleton/singleton.hpp",
+        r"runtime::timespan stop_timeout = std::chrono::seconds\{(\d+)\}",
+        "manager_options::stop_timeout")
+    release = code_seconds(
+        root, "lease/shell/troupe/lease/lease_handle.hpp",
+        r"release_timeout = std::chrono::seconds\{(\d+)\}",
+        "lease_handle::spawn's release_timeout")
+    hand_off = parse_duration_s(keys["sharding.hand_off_timeout"])
+    return [
+        ("leave, the singleton hand-over inside it (cluster_system::run)", leave),
+        ("shard hand-off: max(sharding.hand_off_timeout, region stop_timeout)",
+         max(hand_off, region_stop)),
+        ("the shard coordinator's graceful stop (a singleton manager)",
+         manager_stop),
+        ("the singleton scheduler's graceful stop", manager_stop),
+        ("3 lease releases (singleton, coordinator, resolver) x release_timeout",
+         3 * release),
+    ]
+
+
+# -- the manifests -------------------------------------------------------------
+
+
+def load_deploy(root):
+    """[(relative path, [documents])] for every YAML file under deploy/."""
+    files = []
+    base = os.path.join(root, "deploy")
+    for dirpath, _, names in sorted(os.walk(base)):
+        for name in sorted(names):
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    docs = [d for d in yaml.safe_load_all(f) if d is not None]
+            except yaml.YAMLError as e:
+                raise Failure(f"[yaml] {rel}: does not parse: {e}")
+            files.append((rel, docs))
+    if not files:
+        raise Failure(f"[yaml] {base}: no YAML files")
+    return files
+
+
+class Model:
+    def __init__(self, files):
+        self.files = files
+        self.objects = []  # (rel, doc) of Kubernetes objects
+        for rel, docs in files:
+            for d in docs:
+                if not isinstance(d, dict):
+                    fail("yaml", rel, "a document is not a mapping")
+                self.objects.append((rel, d))
+
+    def of_kind(self, kind):
+        return [(r, d) for r, d in self.objects if d.get("kind") == kind]
+
+    def named(self, kind, name):
+        return [(r, d) for r, d in self.of_kind(kind)
+                if d.get("metadata", {}).get("name") == name]
+
+    def workloads(self):
+        return self.of_kind("StatefulSet") + self.of_kind("Deployment")
+
+
+def where(rel, d, extra=""):
+    name = d.get("metadata", {}).get("name", "?")
+    return f"{rel} {d.get('kind')}/{name}{extra}"
+
+
+def pod_spec(d):
+    return d["spec"]["template"]["spec"]
+
+
+def pod_labels(d):
+    return d["spec"]["template"].get("metadata", {}).get("labels", {}) or {}
+
+
+def containers(d):
+    return pod_spec(d).get("containers", [])
+
+
+def ports_of(c):
+    return {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
+
+
+def env_of(c):
+    return {e["name"]: e for e in c.get("env", [])}
+
+
+def is_node(d):
+    return d.get("kind") == "StatefulSet"
+
+
+# -- the checks ----------------------------------------------------------------
+
+
+def check_names(m, root):
+    for rel, d in m.objects:
+        if d.get("kind") in ("Kustomization", "Cluster"):
+            continue  # kustomize's and kind's own files
+        if "kind" not in d or not d.get("metadata", {}).get("name"):
+            fail("names", rel, "a document without kind or metadata.name")
+        if d.get("metadata", {}).get("namespace"):
+            fail("namespace", where(rel, d),
+                 "names a namespace; the manifests are namespace-agnostic")
+    for rel, d in m.workloads():
+        sel = d["spec"].get("selector", {}).get("matchLabels", {})
+        labels = pod_labels(d)
+        if not sel or any(labels.get(k) != v for k, v in sel.items()):
+            fail("selectors", where(rel, d),
+                 f"selector {sel} does not match the pod labels {labels}")
+        sa = pod_spec(d).get("serviceAccountName")
+        if sa and not m.named("ServiceAccount", sa):
+            fail("service-account", where(rel, d),
+                 f"serviceAccountName {sa!r} is no ServiceAccount under deploy/")
+    for rel, d in m.of_kind("Service"):
+        sel = d["spec"].get("selector", {})
+        matches = [w for w in m.workloads()
+                   if sel and all(pod_labels(w[1]).get(k) == v
+                                  for k, v in sel.items())]
+        if not matches:
+            fail("selectors", where(rel, d),
+                 f"selector {sel} matches no pod template")
+        for p in d["spec"].get("ports", []):
+            target = p.get("targetPort", p.get("port"))
+            for _, w in matches:
+                found = [ports_of(c) for c in containers(w)]
+                numbers = {n: v for ps in found for n, v in ps.items()}
+                if isinstance(target, str):
+                    if target not in numbers:
+                        fail("ports", where(rel, d),
+                             f"targetPort {target!r} is no container port of "
+                             f"{where('', w).strip()} ({sorted(numbers)})")
+                    target_number = numbers[target]
+                else:
+                    target_number = target
+                if target_number not in numbers.values():
+                    fail("ports", where(rel, d),
+                         f"targetPort {target} is no container port")
+                if p.get("port") != target_number:
+                    fail("ports", where(rel, d),
+                         f"port {p.get('port')} differs from its target "
+                         f"{target_number}")
+    for rel, d in m.of_kind("StatefulSet"):
+        svc = m.named("Service", d["spec"].get("serviceName"))
+        if not svc:
+            fail("headless-service", where(rel, d),
+                 f"serviceName {d['spec'].get('serviceName')!r} is no Service")
+        spec = svc[0][1]["spec"]
+        if spec.get("clusterIP") != "None":
+            fail("headless-service", where(*svc[0]), "is not headless "
+                 "(clusterIP: None): the pods would get no DNS names")
+        if spec.get("publishNotReadyAddresses") is not True:
+            fail("headless-service", where(*svc[0]),
+                 "publishNotReadyAddresses is not true: the seeds' names would "
+                 "not resolve before the pods are ready, which needs a cluster")
+    for rel, d in m.of_kind("PodDisruptionBudget"):
+        sel = d["spec"].get("selector", {}).get("matchLabels", {})
+        if not any(all(pod_labels(w).get(k) == v for k, v in sel.items())
+                   for _, w in m.workloads()):
+            fail("selectors", where(rel, d), f"selector {sel} matches no pod")
+
+
+def check_rbac(m, root):
+    roles = m.of_kind("Role")
+    for rel, d in m.of_kind("RoleBinding"):
+        ref = d.get("roleRef", {})
+        if ref.get("kind") != "Role" or not m.named("Role", ref.get("name")):
+            fail("rbac", where(rel, d), f"roleRef {ref} is no Role under deploy/")
+        if ref.get("apiGroup") != "rbac.authorization.k8s.io":
+            fail("rbac", where(rel, d), "roleRef.apiGroup is not "
+                 "rbac.authorization.k8s.io")
+        for s in d.get("subjects", []):
+            if s.get("kind") != "ServiceAccount" or not m.named(
+                    "ServiceAccount", s.get("name")):
+                fail("rbac", where(rel, d),
+                     f"subject {s} is no ServiceAccount under deploy/")
+            if s.get("namespace"):
+                fail("namespace", where(rel, d), "a subject names a namespace")
+    users = {pod_spec(w).get("serviceAccountName") for _, w in m.of_kind("StatefulSet")}
+    bound = {s.get("name") for _, d in m.of_kind("RoleBinding")
+             for s in d.get("subjects", [])}
+    for sa in users:
+        if sa not in bound:
+            fail("rbac", f"ServiceAccount/{sa}", "is bound to no Role")
+    granted = set()
+    for rel, d in roles:
+        for rule in d.get("rules", []):
+            if "coordination.k8s.io" in rule.get("apiGroups", []) and \
+                    "leases" in rule.get("resources", []):
+                granted |= set(rule.get("verbs", []))
+                extra = set(rule.get("verbs", [])) - LEASE_VERBS
+                if extra:
+                    fail("rbac", where(rel, d),
+                         f"grants {sorted(extra)} on leases; the backend uses "
+                         f"only {sorted(LEASE_VERBS)}")
+    if not LEASE_VERBS <= granted:
+        fail("rbac", "Role", f"leases need {sorted(LEASE_VERBS)} in "
+             f"coordination.k8s.io, granted {sorted(granted)}")
+
+
+def check_secrets(m, root):
+    example = [(r, d) for r, d in m.of_kind("Secret")
+               if r.endswith(EXAMPLE_SECRET_FILE)]
+    if not example:
+        fail("secrets", f"deploy/kubernetes/{EXAMPLE_SECRET_FILE}",
+             "no example Secret")
+    secrets = {}
+    for rel, d in example:
+        keys = set((d.get("stringData") or {}).keys()) | set(
+            (d.get("data") or {}).keys())
+        secrets[d["metadata"]["name"]] = keys
+        for k, v in (d.get("stringData") or {}).items():
+            if "PLACEHOLDER" not in str(v):
+                fail("secrets", where(rel, d),
+                     f"{k} is not an obvious placeholder (PLACEHOLDER...)")
+    for rel, d in m.workloads():
+        for c in containers(d):
+            for e in c.get("env", []):
+                ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+                if not ref:
+                    continue
+                if ref.get("name") not in secrets:
+                    fail("secrets", where(rel, d, f" env {e['name']}"),
+                         f"Secret {ref.get('name')!r} is not the example's "
+                         f"({sorted(secrets)})")
+                if ref.get("key") not in secrets[ref["name"]]:
+                    fail("secrets", where(rel, d, f" env {e['name']}"),
+                         f"key {ref.get('key')!r} is not in Secret "
+                         f"{ref['name']} ({sorted(secrets[ref['name']])})")
+
+
+def check_kustomization(m, root):
+    ks = [(r, d) for r, d in m.objects if d.get("kind") == "Kustomization"]
+    if len(ks) != 1:
+        fail("kustomization", "deploy/", f"{len(ks)} kustomization.yaml files")
+    rel, k = ks[0]
+    base = os.path.dirname(rel)
+    listed = set(k.get("resources", []))
+    for r in listed:
+        if not os.path.isfile(os.path.join(root, base, r)):
+            fail("kustomization", rel, f"resource {r} does not exist")
+    if EXAMPLE_SECRET_FILE in listed:
+        fail("kustomization", rel, f"lists {EXAMPLE_SECRET_FILE}: its "
+             "placeholder secret would be applied")
+    for frel, docs in m.files:
+        name = os.path.basename(frel)
+        if os.path.dirname(frel) == base and name not in listed | {
+                "kustomization.yaml", EXAMPLE_SECRET_FILE}:
+            fail("kustomization", rel, f"does not list {name}")
+    images = {i.get("name") for i in k.get("images", [])}
+    for wrel, d in m.workloads():
+        for c in containers(d):
+            if c.get("image", "").split(":")[0] not in images:
+                fail("kustomization", where(wrel, d),
+                     f"image {c.get('image')!r} is not in the images "
+                     f"of {rel} ({sorted(images)})")
+
+
+def check_dockerfile(m, root):
+    path = os.path.join(root, "deploy/Dockerfile")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace("\\\n", " ")  # continuation lines
+    installed = set()
+    for line in text.splitlines():
+        if line.startswith("COPY --from=build"):
+            installed |= set(re.findall(r"/(troupe-[\w-]+)", line))
+    built = " ".join(l for l in text.splitlines() if "--target" in l)
+    for name in ("troupe-demo-node", "troupe-demo-store"):
+        if name not in built or name not in installed:
+            fail("image", "deploy/Dockerfile", f"does not build and install "
+                 f"{name} (cmake --build ... --target, COPY --from=build)")
+    users = re.findall(r"^USER (\d+)", text, re.M)
+    if not users or users[-1] == "0":
+        fail("image", "deploy/Dockerfile", "the runtime stage does not run "
+             "as a numeric non-root USER")
+    for rel, d in m.workloads():
+        sc = pod_spec(d).get("securityContext", {})
+        if sc.get("runAsNonRoot") is not True or str(
+                sc.get("runAsUser")) != users[-1]:
+            fail("image", where(rel, d), f"securityContext does not run as "
+                 f"non-root user {users[-1]} (the image's USER)")
+        for c in containers(d):
+            cmd = (c.get("command") or [""])[0]
+            if not cmd.startswith("/usr/local/bin/") or \
+                    cmd.rsplit("/", 1)[1] not in installed:
+                fail("image", where(rel, d), f"command {cmd!r} is not a "
+                     f"binary the image installs ({sorted(installed)})")
+
+
+def check_ports_and_env(m, root, keys):
+    def default(key):
+        return keys.get(key, CONTRACT_KEYS.get(key))
+
+    expected_ports = {
+        "cluster": int(default("cluster.port")),
+        "management": int(default("management.port")),
+        "api": int(default("demo.api_port")),
+        "store": STORE_PORT,
+    }
+    env_port_key = {"cluster": "TROUPE_CLUSTER__PORT",
+                    "management": "TROUPE_MANAGEMENT__PORT",
+                    "api": "TROUPE_DEMO__API_PORT"}
+    documented = {env_of_key(k): k for k in keys}
+    allowed = dict(documented)
+    allowed.update({env_of_key(k): k for k in CONTRACT_KEYS})
+    exact_paths, prefixes = router_paths(root)
+    for rel, d in m.workloads():
+        uses_troupe = False
+        for c in containers(d):
+            w = where(rel, d, f" container {c.get('name')}")
+            ports = ports_of(c)
+            for name, number in ports.items():
+                if name not in expected_ports:
+                    fail("ports", w, f"container port {name!r} is not one of "
+                         f"{sorted(expected_ports)}")
+                if number != expected_ports[name]:
+                    fail("ports", w, f"container port {name} is {number}, the "
+                         f"code's default is {expected_ports[name]}")
+            env = env_of(c)
+            defined = []
+            for e in c.get("env", []):
+                name = e["name"]
+                value = e.get("value")
+                if value is not None:
+                    for ref in re.findall(r"\$\((\w+)\)", str(value)):
+                        if ref not in defined:
+                            fail("env", w, f"{name} refers to $({ref}), which "
+                                 "is not defined before it (Kubernetes expands "
+                                 "only earlier variables)")
+                defined.append(name)
+                if not name.startswith("TROUPE_"):
+                    continue
+                uses_troupe = True
+                if name not in allowed:
+                    fail("env", w, f"{name} is no documented key "
+                         "(docs/reference/configuration.md) nor a contract key")
+            for name, env_name in env_port_key.items():
+                if name in ports and env_name in env and \
+                        str(env[env_name].get("value")) != str(ports[name]):
+                    fail("ports", w, f"{env_name}={env[env_name].get('value')} "
+                         f"but the container port {name} is {ports[name]}")
+            for probe_kind in ("readinessProbe", "livenessProbe", "startupProbe"):
+                probe = c.get(probe_kind)
+                if not probe or "httpGet" not in probe:
+                    continue
+                path = probe["httpGet"].get("path", "/")
+                port = probe["httpGet"].get("port")
+                if is_node(d):
+                    served = path in exact_paths or any(
+                        path.startswith(p) for p in prefixes)
+                    if not served:
+                        fail("probes", w, f"{probe_kind} path {path} is not "
+                             f"served by the management router "
+                             f"({sorted(exact_paths)})")
+                    want = {"readinessProbe": "/ready",
+                            "livenessProbe": "/alive"}.get(probe_kind)
+                    if want and path != want:
+                        fail("probes", w, f"{probe_kind} is {path}, must be "
+                             f"{want} (/alive never depends on cluster state)")
+                    if port not in ("management", expected_ports["management"]):
+                        fail("probes", w, f"{probe_kind} port {port} is not "
+                             "the management port")
+                elif path not in STORE_PATHS:
+                    fail("probes", w, f"{probe_kind} path {path} is not a "
+                         f"store path ({sorted(STORE_PATHS)})")
+        if uses_troupe and pod_spec(d).get("enableServiceLinks") is not False:
+            fail("env", where(rel, d), "enableServiceLinks is not false: "
+                 "Kubernetes would set TROUPE_DEMO_STORE_SERVICE_HOST and "
+                 "friends, unknown keys that stop the node at start")
+        if is_node(d):
+            check_node_env(rel, d, m, expected_ports)
+        else:
+            for c in containers(d):
+                args = c.get("args", [])
+                if "--port" in args and \
+                        args[args.index("--port") + 1] != str(STORE_PORT):
+                    fail("ports", where(rel, d), "the store's --port is not "
+                         f"{STORE_PORT}")
+
+
+def check_node_env(rel, d, m, ports):
+    c = containers(d)[0]
+    w = where(rel, d, f" container {c.get('name')}")
+    env = env_of(c)
+    for name, field in (("POD_NAME", "metadata.name"),
+                        ("POD_NAMESPACE", "metadata.namespace")):
+        got = ((env.get(name) or {}).get("valueFrom") or {}).get(
+            "fieldRef", {}).get("fieldPath")
+        if got != field:
+            fail("downward-api", w, f"{name} is not from fieldRef {field}")
+    svc = d["spec"]["serviceName"]
+    sts = d["metadata"]["name"]
+    suffix = f".{svc}.$(POD_NAMESPACE).svc.cluster.local"
+    host = (env.get("TROUPE_CLUSTER__HOST") or {}).get("value")
+    if host != f"$(POD_NAME){suffix}":
+        fail("env", w, f"TROUPE_CLUSTER__HOST is {host!r}, not the pod's name "
+             f"under the headless Service: $(POD_NAME){suffix}")
+    seeds = (env.get("TROUPE_CLUSTER__SEED_NODES") or {}).get("value", "")
+    # As the config loader splits a string_list from the environment: on
+    # commas, items trimmed, no brackets or quotes.
+    items = [s.strip() for s in str(seeds).split(",")]
+    if not seeds or any(not s or s[0] in "[\"'" for s in items):
+        fail("env", w, f"TROUPE_CLUSTER__SEED_NODES {seeds!r} is not a "
+             "comma-separated list of host:port")
+    for s in items:
+        mm = re.fullmatch(re.escape(sts) + r"-(\d+)" + re.escape(suffix) +
+                          r":(\d+)", s)
+        if not mm:
+            fail("env", w, f"seed node {s!r} is not <pod>{suffix}:<port>")
+        if int(mm.group(1)) >= d["spec"]["replicas"]:
+            fail("env", w, f"seed node {s} is beyond the {d['spec']['replicas']}"
+                 " replicas")
+        if int(mm.group(2)) != ports["cluster"]:
+            fail("ports", w, f"seed node {s} has not the cluster port "
+                 f"{ports['cluster']}")
+    want = {
+        "TROUPE_LEASE__BACKEND": "kubernetes",
+        "TROUPE_DOWNING__ACTIVE_STRATEGY": "lease_majority",
+        "TROUPE_SINGLETON__USE_LEASE": "true",
+        "TROUPE_SHARDING__USE_LEASE": "true",
+        "TROUPE_MANAGEMENT__BIND": "0.0.0.0",
+    }
+    for name, value in want.items():
+        if str((env.get(name) or {}).get("value")) != value:
+            fail("env", w, f"{name} must be {value}")
+    for name in ("TROUPE_CLUSTER__SECRET", "TROUPE_MANAGEMENT__TOKEN"):
+        ref = ((env.get(name) or {}).get("valueFrom") or {}).get("secretKeyRef")
+        if not ref or ref.get("name") != SECRET_NAME:
+            fail("secrets", w, f"{name} is not from Secret {SECRET_NAME}")
+    url = (env.get("TROUPE_DEMO__STORE_URL") or {}).get("value", "")
+    mm = re.fullmatch(r"http://([a-z0-9-]+):(\d+)", str(url))
+    if not mm or not m.named("Service", mm.group(1)):
+        fail("env", w, f"TROUPE_DEMO__STORE_URL {url!r} is not a Service "
+             "under deploy/")
+    svc_ports = [p.get("port") for p in
+                 m.named("Service", mm.group(1))[0][1]["spec"].get("ports", [])]
+    if int(mm.group(2)) not in svc_ports:
+        fail("ports", w, f"TROUPE_DEMO__STORE_URL's port {mm.group(2)} is not "
+             f"a port of Service {mm.group(1)} ({svc_ports})")
+
+
+def check_grace(m, root, keys):
+    terms = grace_terms(root, keys)
+    total = sum(t for _, t in terms)
+    for rel, d in m.of_kind("StatefulSet"):
+        grace = pod_spec(d).get("terminationGracePeriodSeconds", 30)
+        if grace < total:
+            detail = " + ".join(f"{t}s {n}" for n, t in terms)
+            fail("grace", where(rel, d), f"terminationGracePeriodSeconds "
+                 f"{grace} < {total} = {detail}")
+        guide = os.path.join(root, "docs/guides/kubernetes.md")
+        with open(guide, encoding="utf-8") as f:
+            text = f.read()
+        for n in (total, grace):
+            if not re.search(rf"\b{n}\s?s\b", text):
+                fail("grace", "docs/guides/kubernetes.md",
+                     f"does not state {n}s (the sum {total}s, the period "
+                     f"{grace}s)")
+    return total
+
+
+CHECKS = [
+    ("names", lambda m, root, keys: check_names(m, root)),
+    ("rbac", lambda m, root, keys: check_rbac(m, root)),
+    ("secrets", lambda m, root, keys: check_secrets(m, root)),
+    ("kustomization", lambda m, root, keys: check_kustomization(m, root)),
+    ("image", lambda m, root, keys: check_dockerfile(m, root)),
+    ("ports-env-probes", check_ports_and_env),
+    ("grace", check_grace),
+]
+
+
+def run_checks(files, root, keys):
+    m = Model(files)
+    for _, check in CHECKS:
+        check(m, root, keys)
+
+
+# -- selftest: each mutation must be caught by the check it names ------------
+
+
+def node(files):
+    for rel, docs in files:
+        for d in docs:
+            if d.get("kind") == "StatefulSet":
+                return d
+    raise Failure("[selftest] no StatefulSet")
+
+
+def first(files, kind):
+    for rel, docs in files:
+        for d in docs:
+            if d.get("kind") == kind:
+                return d
+    raise Failure(f"[selftest] no {kind}")
+
+
+def node_env(files, name):
+    for e in containers(node(files))[0]["env"]:
+        if e["name"] == name:
+            return e
+    raise Failure(f"[selftest] no env {name}")
+
+
+def probe(files, kind):
+    return containers(node(files))[0][kind]["httpGet"]
+
+
+MUTATIONS = [
+    ("readiness probe path /readyz", "probes",
+     lambda f: probe(f, "readinessProbe").update(path="/readyz")),
+    ("liveness probe on /ready", "probes",
+     lambda f: probe(f, "livenessProbe").update(path="/ready")),
+    ("management container port 8559", "ports",
+     lambda f: containers(node(f))[0]["ports"][1].update(containerPort=8559)),
+    ("cluster port env 2553", "ports",
+     lambda f: node_env(f, "TROUPE_CLUSTER__PORT").update(value="2553")),
+    ("headless Service selects component=nodes", "selectors",
+     lambda f: first(f, "Service")["spec"]["selector"].update(
+         {"app.kubernetes.io/component": "nodes"})),
+    ("serviceAccountName troupe-sa", "service-account",
+     lambda f: pod_spec(node(f)).update(serviceAccountName="troupe-sa")),
+    ("RoleBinding's roleRef names troupe-lease", "rbac",
+     lambda f: first(f, "RoleBinding")["roleRef"].update(name="troupe-lease")),
+    ("Role without update", "rbac",
+     lambda f: first(f, "Role")["rules"][0].update(verbs=["get", "create"])),
+    ("Role with list and watch", "rbac",
+     lambda f: first(f, "Role")["rules"][0]["verbs"].extend(["list", "watch"])),
+    ("secretKeyRef key cluster-secret", "secrets",
+     lambda f: node_env(f, "TROUPE_CLUSTER__SECRET")["valueFrom"]
+     ["secretKeyRef"].update(key="cluster-secret")),
+    ("env TROUPE_CLUSTER__SEEDS (no such key)", "env",
+     lambda f: node_env(f, "TROUPE_CLUSTER__SEED_NODES").update(
+         name="TROUPE_CLUSTER__SEEDS")),
+    ("seed nodes as a TOML array", "env",
+     lambda f: node_env(f, "TROUPE_CLUSTER__SEED_NODES").update(
+         value='["troupe-0.troupe.$(POD_NAMESPACE).svc.cluster.local:2552"]')),
+    ("enableServiceLinks dropped", "env",
+     lambda f: pod_spec(node(f)).pop("enableServiceLinks")),
+    ("downing keep_majority", "env",
+     lambda f: node_env(f, "TROUPE_DOWNING__ACTIVE_STRATEGY").update(
+         value="keep_majority")),
+    ("POD_NAME from spec.nodeName", "downward-api",
+     lambda f: node_env(f, "POD_NAME")["valueFrom"]["fieldRef"].update(
+         fieldPath="spec.nodeName")),
+    ("terminationGracePeriodSeconds 30", "grace",
+     lambda f: pod_spec(node(f)).update(terminationGracePeriodSeconds=30)),
+    ("headless Service without publishNotReadyAddresses", "headless-service",
+     lambda f: first(f, "Service")["spec"].pop("publishNotReadyAddresses")),
+    ("a namespace in the ServiceAccount", "namespace",
+     lambda f: first(f, "ServiceAccount")["metadata"].update(namespace="prod")),
+    ("store URL to troupe-store", "env",
+     lambda f: node_env(f, "TROUPE_DEMO__STORE_URL").update(
+         value="http://troupe-store:7070")),
+]
+
+
+def selftest(files, root, keys):
+    run_checks(files, root, keys)  # the unbroken manifests pass
+    for what, check, mutate in MUTATIONS:
+        broken = copy.deepcopy(files)
+        mutate(broken)
+        try:
+            run_checks(broken, root, keys)
+        except Failure as e:
+            if not str(e).startswith(f"[{check}]"):
+                raise Failure(f"[selftest] {what}: caught by the wrong check, "
+                              f"expected [{check}]: {e}")
+            print(f"selftest: {what}: caught: {e}")
+            continue
+        raise Failure(f"[selftest] {what}: not caught (expected [{check}])")
+    print(f"selftest: all {len(MUTATIONS)} mutations caught")
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    root = argv[1]
+    try:
+        keys = reference_keys(root)
+        for k, v in CONTRACT_KEYS.items():
+            keys.setdefault(k, v)
+        files = load_deploy(root)
+        if "--selftest" in argv:
+            selftest(files, root, keys)
+        else:
+            run_checks(files, root, keys)
+            total = sum(t for _, t in grace_terms(root, keys))
+            n = sum(len(docs) for _, docs in files)
+            print(f"check_manifests: {len(files)} files, {n} documents: names, "
+                  f"ports, probes, env keys, RBAC and the grace period "
+                  f"(>= {total}s) match the code")
+    except Failure as e:
+        print(f"check_manifests: FAIL {e}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
