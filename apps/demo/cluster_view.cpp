@@ -150,7 +150,8 @@ std::vector<std::string> render(const cluster_snapshot& snap, const namer& name,
       m.reachable ? m.status : m.status + " unreachable",
       roles.empty() ? "" : fmt::format(" ({})", fmt::join(roles, ", ")));
   }
-  lines.push_back("members: " + (members.empty() ? "(no answer)" : members));
+  lines.push_back(
+    "members: " + (members.empty() ? "(no node answered within 1s)" : members));
   lines.push_back(fmt::format(
     "singleton scheduler: {}{} | its lease: {}{}",
     or_dash(snap.singleton_host, name), token_text(snap.singleton_token),

@@ -81,6 +81,8 @@ private:
   std::unique_ptr<client::load_driver> load_;
   std::chrono::steady_clock::time_point load_started_;
   runtime::timespan load_ran_{};
+  /// The best acks/s the console saw.
+  uint64_t peak_rate_ = 0;
 };
 
 } // namespace troupe::demo

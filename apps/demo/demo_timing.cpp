@@ -43,6 +43,9 @@ std::vector<std::string> demo_timing::node_flags() const {
     fmt::format("--sharding.number_of_shards={}", number_of_shards),
     "--sharding.retry_interval=500ms",
     flag("demo.tick_interval", tick_interval),
+    // Below the client's 2s request timeout: a node answers 504 and the
+    // client retries elsewhere on the same connection.
+    "--demo.deposit_timeout=1500ms",
   };
 }
 

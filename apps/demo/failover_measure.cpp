@@ -40,14 +40,25 @@ first_victim_ack_ns(std::string_view client_log,
                     const std::set<std::string>& victim_shards,
                     uint32_t number_of_shards, int64_t kill_ns) {
   std::optional<int64_t> first;
+  // Deposits first sent at or after the kill: the killed node cannot have
+  // answered them (an answer it sent just before the kill may be logged
+  // just after it).
+  std::set<std::string> sent_after;
   while (!client_log.empty()) {
     auto nl = client_log.find('\n');
     auto line = client_log.substr(0, nl);
     client_log = nl == std::string_view::npos ? std::string_view{}
                                               : client_log.substr(nl + 1);
     auto ev = client::parse_client_event(line);
-    if (!ev || ev->kind != client::client_event_kind::acked
-        || ev->mono_ns < kill_ns || (first && ev->mono_ns >= *first))
+    if (!ev || ev->mono_ns < kill_ns)
+      continue;
+    if (ev->kind == client::client_event_kind::sent) {
+      sent_after.insert(ev->deposit);
+      continue;
+    }
+    if (ev->kind != client::client_event_kind::acked
+        || sent_after.count(ev->deposit) == 0
+        || (first && ev->mono_ns >= *first))
       continue;
     auto shard = sharding::default_shard_id(ev->account, number_of_shards);
     if (shard && victim_shards.count(*shard) > 0)

@@ -23,10 +23,12 @@ std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
                                          int64_t kill_ns);
 
 /// The CLOCK_MONOTONIC time (ns) of the first `acked` line in `client_log`
-/// (client.log, client/client_log.hpp) at or after `kill_ns` for an account
-/// whose shard (sharding::default_shard_id with `number_of_shards`) is one
-/// of `victim_shards`: the first deposit to an account of the killed node
-/// that its new home persisted. None if there is none.
+/// (client.log, client/client_log.hpp) of a deposit first sent at or after
+/// `kill_ns` to an account whose shard (sharding::default_shard_id with
+/// `number_of_shards`) is one of `victim_shards`: the first deposit to an
+/// account of the killed node that its new home persisted. (A deposit sent
+/// before the kill does not count: its answer may have left the killed node
+/// just before the kill.) None if there is none.
 std::optional<int64_t>
 first_victim_ack_ns(std::string_view client_log,
                     const std::set<std::string>& victim_shards,

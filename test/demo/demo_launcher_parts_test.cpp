@@ -5,11 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "cluster_view.hpp"
 #include "demo_timing.hpp"
 #include "failover_measure.hpp"
+#include "troupe/sharding/shard_id.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe::demo;
@@ -127,4 +129,22 @@ TEST_CASE("failover_measure: the first accepted higher token after the kill") {
   CHECK(first_takeover_ns(ledger, 3, 350) == 400);
   CHECK(first_takeover_ns(ledger, 5, 0) == std::nullopt);
   CHECK(first_takeover_ns("", 0, 0) == std::nullopt);
+}
+
+TEST_CASE("failover_measure: the first ack of a new deposit to a victim "
+          "account") {
+  using troupe::sharding::default_shard_id;
+  auto shard_of
+    = [](const char* account) { return *default_shard_id(account, 30); };
+  std::set<std::string> victim{shard_of("acct-1")};
+  REQUIRE(shard_of("acct-2") != shard_of("acct-1"));
+  std::string log = "100 sent d0 acct-1 5\n"
+                    "210 acked d0 acct-1 5 1\n" // answered before the kill
+                    "220 sent d1 acct-2 5\n"
+                    "230 acked d1 acct-2 5 1\n" // not a victim account
+                    "240 sent d2 acct-1 5\n"
+                    "900 acked d2 acct-1 5 2\n";
+  CHECK(first_victim_ack_ns(log, victim, 30, 200) == 900);
+  CHECK(first_victim_ack_ns(log, victim, 30, 950) == std::nullopt);
+  CHECK(first_victim_ack_ns(log, {}, 30, 0) == std::nullopt);
 }
