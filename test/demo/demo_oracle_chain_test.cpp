@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "client/demo_client.hpp"
+#include "demo_fake_node.hpp"
 #include "demo_process_support.hpp"
-#include "troupe/management/http_server.hpp"
 #include "verdict/verdict_core.hpp"
 
 using namespace std::chrono_literals;
@@ -26,14 +26,6 @@ using troupe::test::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string query_value(const std::string& target, const std::string& key) {
-  auto at = target.find(key + "=");
-  if (at == std::string::npos)
-    return {};
-  auto from = at + key.size() + 1;
-  return target.substr(from, target.find('&', from) - from);
-}
 
 // The seq in a store answer (`"seq":N`).
 uint64_t seq_in(const std::string& body) {
@@ -54,12 +46,8 @@ struct fake_node {
 
   fake_node(client::endpoint store_ep, int lie) : store(store_ep, 5s) {
     lie_every = lie;
-    management::http_server_settings s;
-    s.port = 0;
-    auto srv = management::http_server::start(
-      s, [this](const management::http_request& r) { return handle(r); });
-    REQUIRE(srv);
-    server = std::move(*srv);
+    server = start_fake_server(
+      [this](const management::http_request& r) { return handle(r); });
   }
 
   management::http_response handle(const management::http_request& r) {
