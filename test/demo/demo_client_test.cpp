@@ -191,7 +191,7 @@ TEST_CASE("demo client: a deposit every node refuses is logged failed with "
   }
 }
 
-TEST_CASE("demo client: a rate spaces the deposits; stop ends an endless "
+TEST_CASE("demo client: a rate spaces the deposits, stop ends an endless "
           "run and flushes the log") {
   temp_dir tmp;
   fake_node a;

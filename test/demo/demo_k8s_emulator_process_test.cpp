@@ -16,7 +16,7 @@ using troupe::test::child;
 using troupe::test::temp_dir;
 
 TEST_CASE("k8s emulator process: the Kubernetes lease backend holds a lease "
-          "through it; anonymous requests get 403; SIGTERM exits 0") {
+          "through it, anonymous requests get 403, SIGTERM exits 0") {
   temp_dir tmp;
   auto token = tmp.path / "token";
   std::ofstream{token} << "demo-token-0123456789\n";

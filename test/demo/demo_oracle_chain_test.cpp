@@ -116,7 +116,7 @@ verdict::report run_chain(int lie_every) {
 
 } // namespace
 
-TEST_CASE("demo oracle chain: client, node and store on real sockets; the "
+TEST_CASE("demo oracle chain: client, node and store on real sockets, the "
           "verdict over their files passes") {
   auto r = run_chain(0);
   auto text = verdict::render(r);
