@@ -82,7 +82,7 @@ TEST_CASE("latency histogram: quantiles within 1/32 above the truth, never "
   CHECK(got <= 100000);
 }
 
-TEST_CASE("latency histogram: exact below 32 us; huge and negative values "
+TEST_CASE("latency histogram: exact below 32 us, huge and negative values "
           "are clamped") {
   latency_histogram h;
   h.add(3us);

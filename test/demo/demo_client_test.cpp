@@ -17,28 +17,17 @@
 
 #include "client/client_log.hpp"
 #include "client/demo_client.hpp"
-#include "troupe/management/http_server.hpp"
+#include "demo_fake_node.hpp"
 #include "troupe/test/child_process.hpp"
 #include "troupe/test/eventually.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe;
 using namespace troupe::demo::client;
+using namespace troupe::demo::test_support;
 using troupe::test::temp_dir;
 
 namespace {
-
-// The value of `key` in the query of `target` ("" if absent).
-std::string query_value(const std::string& target, const std::string& key) {
-  auto q = target.find('?');
-  if (q == std::string::npos)
-    return {};
-  std::istringstream in{target.substr(q + 1)};
-  for (std::string kv; std::getline(in, kv, '&');)
-    if (kv.starts_with(key + "="))
-      return kv.substr(key.size() + 1);
-  return {};
-}
 
 // A node's app API: answers `status` to every deposit and records them;
 // 200s carry the account's seq.
@@ -50,12 +39,8 @@ struct fake_node {
   std::unique_ptr<management::http_server> server;
 
   explicit fake_node(unsigned answer = 200) : status(answer) {
-    management::http_server_settings s;
-    s.port = 0;
-    auto srv = management::http_server::start(
-      s, [this](const management::http_request& r) { return handle(r); });
-    REQUIRE(srv);
-    server = std::move(*srv);
+    server = start_fake_server(
+      [this](const management::http_request& r) { return handle(r); });
   }
 
   management::http_response handle(const management::http_request& r) {
@@ -206,7 +191,7 @@ TEST_CASE("demo client: a deposit every node refuses is logged failed with "
   }
 }
 
-TEST_CASE("demo client: a rate spaces the deposits; stop ends an endless "
+TEST_CASE("demo client: a rate spaces the deposits, stop ends an endless "
           "run and flushes the log") {
   temp_dir tmp;
   fake_node a;

@@ -4,38 +4,20 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "client/http_connection.hpp"
-#include "troupe/test/child_process.hpp"
-#include "troupe/test/eventually.hpp"
+#include "demo_process_support.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe;
 using namespace troupe::demo::client;
+using namespace troupe::demo::test_support;
 using troupe::test::child;
 using troupe::test::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in{text};
-  for (std::string line; std::getline(in, line);)
-    out.push_back(line);
-  return out;
-}
 
 // A store process on a free port of 127.0.0.1 writing into `dir`.
 struct store_process {
@@ -54,23 +36,13 @@ struct store_process {
     return a;
   }
 
-  // Waits for `listening on HOST:PORT` as the first line.
   bool wait_listening() {
-    test::eventually([&] {
-      auto first = lines_of(slurp(out));
-      if (first.empty() || !first[0].starts_with("listening on "))
-        return false;
-      ep = parse_endpoint(first[0].substr(13));
-      return true;
-    });
+    ep = demo::test_support::wait_listening(out);
     return ep.has_value();
   }
 
   int exit_code() {
-    REQUIRE(proc.reap(10s));
-    REQUIRE(proc.status());
-    REQUIRE(WIFEXITED(*proc.status()));
-    return WEXITSTATUS(*proc.status());
+    return demo::test_support::exit_code(proc);
   }
 };
 
@@ -158,8 +130,7 @@ TEST_CASE("demo store process: refuses a --dir with old logs, a bad port and "
   {
     auto out = tmp.path / "nodir.out";
     child proc{"store", {TROUPE_DEMO_STORE, "--port", "0"}, out};
-    REQUIRE(proc.reap(10s));
-    CHECK(WEXITSTATUS(*proc.status()) == 2);
+    CHECK(demo::test_support::exit_code(proc) == 2);
     CHECK_THAT(slurp(out), Catch::Contains("--dir is required"));
   }
 }

@@ -81,7 +81,7 @@ TEST_CASE("fenced ledger: the decision names the highest token before it") {
 }
 
 TEST_CASE("account journal: a deposit applies iff expected_seq is the "
-          "account's seq; a deposit id applied before is a duplicate") {
+          "account's seq, a deposit id applied before is a duplicate") {
   using o = deposit_outcome;
   struct step {
     std::string account;
@@ -137,7 +137,7 @@ TEST_CASE("account journal: a deposit applies iff expected_seq is the "
   }
 }
 
-TEST_CASE("account journal: totals count applied, conflicts and duplicates; "
+TEST_CASE("account journal: totals count applied, conflicts and duplicates, "
           "a refused deposit creates no account") {
   account_journal j;
   j.deposit("a", dep("d1", 5, 0));

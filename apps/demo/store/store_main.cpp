@@ -27,6 +27,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "process/listen_cli.hpp"
 #include "store/store_service.hpp"
 #include "troupe/management/http_server.hpp"
 #include "troupe/runtime/stop_signal.hpp"
@@ -37,12 +38,6 @@ using namespace troupe;
 using namespace troupe::demo::store;
 
 namespace {
-
-struct flags {
-  std::string bind = "127.0.0.1";
-  int port = 7070;
-  std::string dir;
-};
 
 int fail(const std::string& why) {
   std::cerr << "troupe-demo-store: " << why << '\n';
@@ -97,52 +92,32 @@ private:
   int fd_ = -1;
 };
 
-// Parses the flags; nullopt with `code` set after --help or an error.
-std::optional<flags> parse_flags(int argc, char** argv, int& code) {
-  CLI::App app{"troupe-demo-store: the demo's fenced ledger and account "
-               "journal, over HTTP"};
-  flags f;
-  app.add_option("--bind", f.bind, "Address to listen on")
-    ->capture_default_str();
-  app.add_option("--port", f.port, "Port to listen on (0: a free one)")
-    ->check(CLI::Range(0, 65535))
-    ->capture_default_str();
-  app
-    .add_option("--dir", f.dir,
-                "Directory for ledger.jsonl and journal.jsonl (created if "
-                "missing)")
-    ->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    code = 0;
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "troupe-demo-store: " << e.what() << "\n\n" << app.help();
-    code = 2;
-    return std::nullopt;
-  }
-  return f;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-  int code = 0;
-  auto f = parse_flags(argc, argv, code);
-  if (!f)
-    return code;
+  CLI::App app{"troupe-demo-store: the demo's fenced ledger and account "
+               "journal, over HTTP"};
+  demo::process::listen_flags where;
+  where.port = 7070;
+  demo::process::add_listen_flags(app, where);
+  std::string dir;
+  app
+    .add_option("--dir", dir,
+                "Directory for ledger.jsonl and journal.jsonl (created if "
+                "missing)")
+    ->required();
+  if (auto code
+      = demo::process::parse_cli(app, argc, argv, "troupe-demo-store"))
+    return *code;
   std::error_code ec;
-  fs::create_directories(f->dir, ec);
+  fs::create_directories(dir, ec);
   if (ec)
-    return fail(fmt::format("--dir {}: {}", f->dir, ec.message()));
+    return fail(fmt::format("--dir {}: {}", dir, ec.message()));
   log_file ledger_log;
   log_file journal_log;
-  if (auto err = ledger_log.open(fs::path{f->dir} / "ledger.jsonl");
-      !err.empty())
+  if (auto err = ledger_log.open(fs::path{dir} / "ledger.jsonl"); !err.empty())
     return fail(err);
-  if (auto err = journal_log.open(fs::path{f->dir} / "journal.jsonl");
+  if (auto err = journal_log.open(fs::path{dir} / "journal.jsonl");
       !err.empty())
     return fail(err);
   // A launcher that stopped reading our output must not kill us.
@@ -170,17 +145,13 @@ int main(int argc, char** argv) {
     return std::move(reply.response);
   };
   management::http_server_settings settings;
-  settings.bind = f->bind;
-  settings.port = static_cast<uint16_t>(f->port);
+  settings.bind = where.bind;
+  settings.port = static_cast<uint16_t>(where.port);
   settings.max_connections = 512;
   auto server = management::http_server::start(settings, handler);
   if (!server)
     return fail(server.error().message);
-  // An IPv6 address in brackets, so the port stays readable.
-  auto host = f->bind.find(':') == std::string::npos
-                ? f->bind
-                : fmt::format("[{}]", f->bind);
-  std::cout << fmt::format("listening on {}:{}", host, (*server)->port())
+  std::cout << demo::process::listening_line(where.bind, (*server)->port())
             << std::endl;
   while (!runtime::sleep_unless_stopped(1s))
     continue;
