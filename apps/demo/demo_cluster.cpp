@@ -191,6 +191,8 @@ std::vector<std::string> demo_cluster::node_argv(size_t i) const {
       break;
     case lease_kind::etcd:
       argv.push_back("--lease.backend=etcd");
+      // Shorter than the renewal interval (ttl / 3), as the backend requires.
+      argv.push_back("--lease.etcd.request_timeout=500ms");
       argv.push_back("--lease.etcd.endpoints=http://" + opts_.etcd_endpoint);
       break;
     case lease_kind::kubernetes:
@@ -198,6 +200,7 @@ std::vector<std::string> demo_cluster::node_argv(size_t i) const {
       argv.push_back(fmt::format("--lease.kubernetes.api_server=http://{}:{}",
                                  loopback, k8s_port_));
       argv.push_back("--lease.kubernetes.allow_insecure_http=true");
+      argv.push_back("--lease.kubernetes.request_timeout=500ms");
       argv.push_back("--lease.kubernetes.namespace=default");
       argv.push_back("--lease.kubernetes.token_file="
                      + (dir_ / "k8s.token").string());

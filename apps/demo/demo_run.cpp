@@ -40,14 +40,32 @@ constexpr double load_rate = 200;
 // How long a failover may take before the verdict calls it failed.
 constexpr runtime::timespan failover_limit = 60s;
 
+// What a process that ended said last: its own error line (`troupe-demo-
+// node: ...`, written by troupe::fail) if there is one, else its log's tail.
+std::string why_it_ended(const fs::path& log) {
+  auto text = read_all(log);
+  for (const char* program :
+       {"troupe-demo-node: ", "troupe-demo-store: ", "troupe-k8s-emulator: "})
+    if (auto at = text.rfind(program); at != std::string::npos)
+      return text.substr(at, text.find('\n', at) - at);
+  return read_tail(log);
+}
+
 runtime::timespan since_ns(int64_t from) {
   return std::chrono::nanoseconds{mono_ns() - from};
+}
+
+demo_timing timing_for(const options& o) {
+  demo_timing t;
+  t.lease_expiry_observed = o.lease == lease_kind::kubernetes;
+  return t;
 }
 
 } // namespace
 
 demo_run::demo_run(options opts, const std::atomic<bool>& interrupted)
-  : opts_(std::move(opts)), interrupted_(interrupted), cluster_(opts_, timing_),
+  : opts_(std::move(opts)), interrupted_(interrupted),
+    timing_(timing_for(opts_)), cluster_(opts_, timing_),
     start_(steady::now()) {}
 
 demo_run::~demo_run() {
@@ -109,7 +127,7 @@ bool demo_run::wait_for_members() {
     cluster_.procs().pump(0ms);
     for (auto& n : cluster_.procs().all())
       if (!n.running()) {
-        auto tail = read_tail(n.log);
+        auto tail = why_it_ended(n.log);
         setup_error_
           = fmt::format("{} {} before the cluster formed (see {}){}", n.name,
                         describe_status(*n.status), n.log.string(),

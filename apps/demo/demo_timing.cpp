@@ -63,8 +63,12 @@ failover_floor floor_of(const demo_timing& t) {
   f.detection = suspect - t.heartbeat_interval;
   f.downed = f.detection + t.stable_after;
   f.lease_expiry = t.lease_ttl - t.renewal_interval();
+  if (t.lease_expiry_observed)
+    f.lease_expiry = f.downed + t.lease_ttl;
   f.singleton = std::max(f.downed, f.lease_expiry);
-  f.shards = f.downed + t.removal_margin();
+  // The shard coordinator is a singleton under its own lease: it must have
+  // moved too.
+  f.shards = std::max(f.downed + t.removal_margin(), f.singleton);
   return f;
 }
 
@@ -74,17 +78,22 @@ std::string seconds_text(runtime::timespan d) {
 
 std::string explain_singleton_floor(const demo_timing& t,
                                     const failover_floor& f) {
-  auto lease = f.lease_expiry > f.downed
-                 ? fmt::format("; the lease (ttl {}, renewed every {}) "
-                               "expires at {} at the earliest and decides",
-                               runtime::render_duration(t.lease_ttl),
-                               runtime::render_duration(t.renewal_interval()),
-                               seconds_text(f.lease_expiry))
-                 : fmt::format("; the lease (ttl {}, renewed every {}) "
-                               "may expire from {} on, earlier",
-                               runtime::render_duration(t.lease_ttl),
-                               runtime::render_duration(t.renewal_interval()),
-                               seconds_text(f.lease_expiry));
+  auto lease
+    = t.lease_expiry_observed
+        ? fmt::format(" + ttl {}: the new holder must see the dead holder's "
+                      "Lease unchanged for a full ttl (client-go's rule)",
+                      runtime::render_duration(t.lease_ttl))
+      : f.lease_expiry > f.downed
+        ? fmt::format("; the lease (ttl {}, renewed every {}) "
+                      "expires at {} at the earliest and decides",
+                      runtime::render_duration(t.lease_ttl),
+                      runtime::render_duration(t.renewal_interval()),
+                      seconds_text(f.lease_expiry))
+        : fmt::format("; the lease (ttl {}, renewed every {}) "
+                      "may expire from {} on, earlier",
+                      runtime::render_duration(t.lease_ttl),
+                      runtime::render_duration(t.renewal_interval()),
+                      seconds_text(f.lease_expiry));
   return fmt::format("floor {} = detection {} (heartbeat {}, acceptable "
                      "pause {}, phi threshold {}) + stable_after {}{}",
                      seconds_text(f.singleton), seconds_text(f.detection),

@@ -31,6 +31,11 @@ struct demo_timing {
   /// lease.ttl; renewal every ttl / 3 (the lease's default).
   runtime::timespan lease_ttl = std::chrono::seconds{3};
   runtime::timespan lease_retry_interval = std::chrono::milliseconds{500};
+  /// True for the Kubernetes backend: as client-go's leader election, a
+  /// contender judges a record expired only after it has seen it unchanged
+  /// for a full ttl on its own clock, and the new oldest first looks at the
+  /// record when it may take over.
+  bool lease_expiry_observed = false;
   /// sharding.number_of_shards: few, so that the console's shard counts
   /// read at a glance.
   uint32_t number_of_shards = 30;
@@ -70,11 +75,13 @@ struct failover_floor {
   /// last renewal, which came at most one renewal interval before the kill.
   runtime::timespan lease_expiry{};
   /// The singleton's floor: max(downed, lease_expiry) (with a lease its
-  /// down_removal_margin is 0), then the new instance's first write.
+  /// down_removal_margin is 0), then the new instance's first write; with
+  /// `lease_expiry_observed`, downed + ttl.
   runtime::timespan singleton{};
   /// The floor of the first acknowledged deposit for an account of the
   /// killed host: downed + sharding's removal margin (the coordinator
-  /// re-allocates a downed member's shards only after it).
+  /// re-allocates a downed member's shards only after it), and at least the
+  /// singleton's floor (the coordinator is a singleton under a lease too).
   runtime::timespan shards{};
 };
 

@@ -101,6 +101,11 @@ TEST_CASE("demo_timing: the failover floor follows from the settings") {
   CHECK_THAT(explain_singleton_floor(t, floor_of(t)),
              Catch::Contains("expires at 10.00s at the earliest and decides"));
   CHECK(seconds_text(3520ms) == "3.52s");
+  demo_timing k8s;
+  k8s.lease_expiry_observed = true;
+  auto fk = floor_of(k8s);
+  CHECK(fk.singleton == fk.downed + 3s);
+  CHECK(fk.shards == fk.downed + 3500ms);
 }
 
 TEST_CASE("demo_timing: the node flags carry the settings") {
