@@ -204,7 +204,7 @@ void demo_run::run_for(runtime::timespan d, const char* phase) {
 // the singleton within 20s.
 bool demo_run::fail_singleton_host() {
   if (opts_.failure == failure_kind::partition)
-    say("partition: not available here (it needs root and network "
+    say("partition: not implemented yet (it needs root and network "
         "namespaces, or fault injection through the management API, "
         "which troupe does not offer yet); running a kill instead");
   auto until = steady::now() + 20s;
@@ -390,10 +390,11 @@ int demo_run::finish(bool completed) {
     auto c = load_->counters();
     auto seconds = std::chrono::duration<double>(load_ran_).count();
     std::printf("throughput: %llu deposits acknowledged in %.1fs (%.0f/s on "
-                "average with the failover, %llu/s at best; the client asks "
+                "average%s, %llu/s at best; the client asks "
                 "for %.0f/s; latency p50 %.1fms, p99 %.1fms, max %.1fms)\n",
                 static_cast<unsigned long long>(c.acked), seconds,
                 seconds > 0 ? static_cast<double>(c.acked) / seconds : 0.0,
+                failover_ ? " with the failover" : "",
                 static_cast<unsigned long long>(peak_rate_), load_rate,
                 static_cast<double>(c.p50.count()) / 1000,
                 static_cast<double>(c.p99.count()) / 1000,
@@ -429,7 +430,8 @@ int demo_run::run() {
         watch_failover();
     }
     if (completed && !interrupted_)
-      run_for(opts_.duration, "after the failover");
+      run_for(opts_.duration,
+              failover_ ? "after the failover" : "on (--failure none)");
   }
   if (interrupted_)
     say("interrupted");
