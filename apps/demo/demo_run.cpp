@@ -163,11 +163,12 @@ bool demo_run::start_load() {
   // Enough workers that the deposits which start at a dead node (refused
   // at once, retried on the next one after retry_delay) do not hold the
   // rate down after the failover; enough attempts to ride out the shards'
-  // failover (each attempt waits at most demo.deposit_timeout, 1.5s).
+  // failover (each attempt waits at most demo.deposit_timeout, 1.5s, and
+  // one in three meets the dead node, which refuses at once).
   ls.workers = 8;
   ls.rate = load_rate;
   ls.retry_delay = 100ms;
-  ls.max_attempts = 8;
+  ls.max_attempts = 12;
   auto load
     = client::load_driver::start(ls, fs::path{opts_.dir} / "client.log");
   if (!load) {
