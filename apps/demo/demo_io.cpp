@@ -58,6 +58,16 @@ std::string read_from(int fd, off_t offset) {
   return result;
 }
 
+std::string read_all(const fs::path& path) {
+  std::string error;
+  int fd = open_regular(path, O_RDONLY, error);
+  if (fd < 0)
+    return {};
+  auto text = read_from(fd, 0);
+  ::close(fd);
+  return text;
+}
+
 std::string read_tail(const fs::path& path) {
   std::string error;
   int fd = open_regular(path, O_RDONLY, error);

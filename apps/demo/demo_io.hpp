@@ -26,6 +26,9 @@ int open_regular(const std::filesystem::path& path, int flags,
 /// Reads `fd` from `offset` to its end (pread; the file offset stays).
 std::string read_from(int fd, off_t offset);
 
+/// The whole regular file at `path` (empty if unreadable).
+std::string read_all(const std::filesystem::path& path);
+
 /// The last 4 KiB of the regular file at `path` (empty if unreadable).
 std::string read_tail(const std::filesystem::path& path);
 

@@ -7,7 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,23 +38,57 @@ std::string node_group::spawn(std::string name, std::filesystem::path log,
     ::close(log_fd);
     return fmt::format("cannot create a pipe: {}", std::strerror(err));
   }
+  // Everything the child needs is made before fork: after it only
+  // async-signal-safe calls (the launcher has threads).
   std::vector<char*> args;
   for (auto& a : argv)
     args.push_back(a.data());
   args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
+  int exec_err[2];
+  if (::pipe2(exec_err, O_CLOEXEC) != 0) {
+    auto err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::close(log_fd);
+    return fmt::format("cannot create a pipe: {}", std::strerror(err));
+  }
+  auto parent = ::getpid();
   node_proc n;
-  auto rc = ::posix_spawn(&n.pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  n.pid = ::fork();
+  if (n.pid == 0) {
+    // The kernel SIGKILLs the child when the launcher dies, however it
+    // dies: no node, store or emulator outlives it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(127);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, STDIN_FILENO);
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    ::execve(args[0], args.data(), environ);
+    int err = errno;
+    [[maybe_unused]] auto w = ::write(exec_err[1], &err, sizeof(err));
+    ::_exit(127);
+  }
+  auto fork_errno = errno;
   ::close(fds[1]);
   ::close(log_fd);
-  if (rc != 0) {
+  ::close(exec_err[1]);
+  if (n.pid < 0) {
     ::close(fds[0]);
-    return fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
+    ::close(exec_err[0]);
+    return fmt::format("cannot start {}: {}", argv[0],
+                       std::strerror(fork_errno));
+  }
+  int child_err = 0;
+  // EOF (exec succeeded, CLOEXEC closed it) or the child's errno.
+  auto got = ::read(exec_err[0], &child_err, sizeof(child_err));
+  ::close(exec_err[0]);
+  if (got == static_cast<ssize_t>(sizeof(child_err))) {
+    ::waitpid(n.pid, nullptr, 0);
+    ::close(fds[0]);
+    return fmt::format("cannot start {}: {}", argv[0],
+                       std::strerror(child_err));
   }
   n.name = std::move(name);
   n.log = std::move(log);

@@ -10,9 +10,10 @@
 #include <sys/types.h>
 
 /// @file
-/// The demo launcher's node processes: started with stdout on a pipe (the
-/// launcher parses their lines) and stderr in a log file, signalled, and
-/// reaped.
+/// The demo launcher's processes (the store, the nodes, the Kubernetes
+/// emulator): started with stdout on a pipe (the launcher reads their
+/// `listening on` lines) and stderr in a log file, signalled, and reaped.
+/// Each dies with the launcher (PR_SET_PDEATHSIG).
 
 namespace troupe::demo {
 
@@ -54,9 +55,11 @@ public:
   node_group(const node_group&) = delete;
   node_group& operator=(const node_group&) = delete;
 
-  /// Starts `argv` as node `name`: stdin /dev/null, stdout on a pipe,
-  /// stderr on `log_fd` (closed here either way; `log` is its path). Error
-  /// text naming the binary, or an empty string.
+  /// Starts `argv` (argv[0] a path) as process `name`: stdin /dev/null,
+  /// stdout on a pipe, stderr on `log_fd` (closed here either way; `log` is
+  /// its path), SIGKILLed by the kernel when the launcher's main thread
+  /// dies. Error text naming the binary (e.g. `cannot start /x/node: No
+  /// such file or directory`), or an empty string.
   std::string spawn(std::string name, std::filesystem::path log,
                     std::vector<std::string> argv, int log_fd);
 

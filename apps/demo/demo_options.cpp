@@ -22,79 +22,127 @@ namespace troupe::demo {
 
 namespace {
 
-// Throws a ValidationError naming the flags if nobody would be left to
-// take over after the kills (and the freeze).
-void check_counts(const options& o, bool kills_given) {
-  if (o.kills >= o.nodes) {
-    if (kills_given)
-      throw CLI::ValidationError(
-        "--kills", fmt::format("{} must be less than --nodes {}: somebody must "
-                               "survive to take over",
-                               o.kills, o.nodes));
-    throw CLI::ValidationError(fmt::format(
-      "--nodes {} leaves no survivor for the default --kills {}; use --kills "
-      "{} or more nodes",
-      o.nodes, o.kills, o.nodes - 1));
-  }
-  if (o.freeze && o.kills + 2 > o.nodes)
-    throw CLI::ValidationError(
-      "--freeze",
-      fmt::format(
-        "needs --nodes of at least --kills + 2 ({}{}): somebody "
-        "must take over from the frozen holder{}",
-        o.kills + 2,
-        kills_given ? "" : fmt::format(" with the default --kills {}", o.kills),
-        kills_given
-          ? ""
-          : fmt::format("; use --kills {} or more nodes", o.nodes - 2)));
+// Before the range check, so "abc" is not reported as out of range.
+std::string whole_number(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return fmt::format("\"{}\" is not a whole number", text.substr(0, 32));
+  return {};
+}
+
+std::string check_duration(const std::string& text) {
+  auto d = runtime::parse_duration(text);
+  if (!d)
+    return d.error().message;
+  if (*d < 3s || *d > 1h)
+    return fmt::format("\"{}\" must be between 3s and 1h", text.substr(0, 32));
+  return {};
+}
+
+// "etcd://HOST:PORT" -> "HOST:PORT"; empty when the text is not one.
+std::string etcd_endpoint_of(const std::string& text) {
+  constexpr std::string_view scheme = "etcd://";
+  if (text.rfind(scheme, 0) != 0)
+    return {};
+  auto rest = text.substr(scheme.size());
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()
+      || !whole_number(rest.substr(colon + 1)).empty()
+      || rest.find('/') != std::string::npos
+      || rest.find('@') != std::string::npos)
+    return {};
+  return rest;
+}
+
+std::string check_lease(const std::string& text) {
+  if (text == "file" || text == "kubernetes" || !etcd_endpoint_of(text).empty())
+    return {};
+  return fmt::format("\"{}\" is not file, etcd://HOST:PORT or kubernetes",
+                     text.substr(0, 64));
+}
+
+// An executable regular file `name` in `dir`, or the reason it is not.
+std::string check_binary(const fs::path& dir, const char* name) {
+  auto path = dir / name;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return fmt::format("{}: {}", path.string(), std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return fmt::format("{} is {}, not an executable file", path.string(),
+                       runtime::file_kind(st.st_mode));
+  if (::access(path.c_str(), X_OK) != 0)
+    return fmt::format("{}: not executable: {}", path.string(),
+                       std::strerror(errno));
+  return {};
 }
 
 } // namespace
 
+std::string to_string(const options& o, lease_kind k) {
+  switch (k) {
+    case lease_kind::file:
+      return "file";
+    case lease_kind::etcd:
+      return "etcd://" + o.etcd_endpoint;
+    case lease_kind::kubernetes:
+      return "kubernetes";
+  }
+  return "?";
+}
+
+std::string to_string(failure_kind k) {
+  switch (k) {
+    case failure_kind::kill:
+      return "kill";
+    case failure_kind::partition:
+      return "partition";
+    case failure_kind::none:
+      return "none";
+  }
+  return "?";
+}
+
 std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
-  CLI::App app{"troupe-demo: processes compete for a file lease; holders "
-               "are killed; a fenced ledger checks the outcome"};
+  CLI::App app{"troupe-demo: a cluster of troupe-demo-node processes on "
+               "loopback with a lease-guarded singleton and sharded "
+               "accounts under client load; kills the singleton's host and "
+               "judges the outcome from the store's and the client's "
+               "records"};
   options o;
-  std::string ttl = "2s";
-  // Before the range check, so "abc" is not reported as out of range.
-  auto whole_number = [](const std::string& text) -> std::string {
-    if (text.empty()
-        || text.find_first_not_of("0123456789") != std::string::npos)
-      return fmt::format("\"{}\" is not a whole number", text.substr(0, 32));
-    return {};
-  };
-  app.add_option("--nodes", o.nodes, "Number of competing node processes")
+  std::string duration = "10s";
+  std::string lease = "file";
+  std::string failure = "kill";
+  app.add_option("--nodes", o.nodes, "Cluster nodes (3 to 9)")
     ->check(whole_number)
-    ->check(CLI::Range(2, 20))
+    ->check(CLI::Range(3, 9))
     ->capture_default_str();
-  app.add_option("--ttl", ttl, "Lease ttl (500ms .. 60s)")
-    ->capture_default_str()
-    ->check([](const std::string& text) -> std::string {
-      auto d = runtime::parse_duration(text);
-      if (!d)
-        return d.error().message;
-      if (*d < 500ms || *d > 60s)
-        return "must be between 500ms and 60s";
-      return {};
-    });
-  auto* kills = app
-                  .add_option("--kills", o.kills,
-                              "How many times the holder is SIGKILLed")
-                  ->check(whole_number)
-                  ->check(CLI::Range(0, 19))
-                  ->capture_default_str();
-  app.add_flag("--freeze", o.freeze,
-               "After the kills, freeze the holder (SIGSTOP) until another "
-               "takes over, then resume it");
+  app
+    .add_option("--duration", duration,
+                "How long to run before the failure and again after the "
+                "failover (3s to 1h)")
+    ->check(check_duration)
+    ->capture_default_str();
+  app
+    .add_option("--lease", lease,
+                "The lease backend: file (in DIR/leases), etcd://HOST:PORT "
+                "(a running etcd) or kubernetes (a Lease API emulator the "
+                "demo starts)")
+    ->check(check_lease)
+    ->capture_default_str();
+  app
+    .add_option("--failure", failure,
+                "What happens to the singleton's host: kill (SIGKILL), "
+                "partition (needs root and network namespaces; else a kill) "
+                "or none")
+    ->check(CLI::IsMember({"kill", "partition", "none"}))
+    ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "Print only the verdict");
   app.add_option("--dir", o.dir,
-                 "Working directory (default: a fresh temp "
-                 "directory)");
-  app.add_option("--node-binary", o.node_binary,
-                 "Path of troupe-demo-node (default: next to troupe-demo)");
+                 "Working directory (default: a fresh temp directory)");
+  app.add_option("--bin-dir", o.bin_dir,
+                 "Where troupe-demo-node, troupe-demo-store and "
+                 "troupe-k8s-emulator are (default: next to troupe-demo)");
   try {
     app.parse(argc, argv);
-    check_counts(o, kills->count() > 0);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     exit_code = 0;
@@ -104,27 +152,30 @@ std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
     exit_code = 2;
     return std::nullopt;
   }
-  o.ttl = *runtime::parse_duration(ttl);
+  o.duration = *runtime::parse_duration(duration);
+  if (lease == "kubernetes")
+    o.lease = lease_kind::kubernetes;
+  else if (lease != "file") {
+    o.lease = lease_kind::etcd;
+    o.etcd_endpoint = etcd_endpoint_of(lease);
+  }
+  o.failure = failure == "partition" ? failure_kind::partition
+              : failure == "none"    ? failure_kind::none
+                                     : failure_kind::kill;
   return o;
 }
 
 bool complete(options& o) {
-  if (o.node_binary.empty()) {
+  if (o.bin_dir.empty()) {
     std::error_code ec;
-    auto self = fs::read_symlink("/proc/self/exe", ec);
-    o.node_binary = (self.parent_path() / "troupe-demo-node").string();
+    o.bin_dir = fs::read_symlink("/proc/self/exe", ec).parent_path().string();
   }
-  struct stat st {};
-  if (::stat(o.node_binary.c_str(), &st) != 0)
-    return complain(
-      fmt::format("--node-binary {}: {}", o.node_binary, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    return complain(
-      fmt::format("--node-binary {} is {}, not an executable file",
-                  o.node_binary, runtime::file_kind(st.st_mode)));
-  if (::access(o.node_binary.c_str(), X_OK) != 0)
-    return complain(fmt::format("--node-binary {}: not executable: {}",
-                                o.node_binary, std::strerror(errno)));
+  std::vector<const char*> binaries{"troupe-demo-node", "troupe-demo-store"};
+  if (o.lease == lease_kind::kubernetes)
+    binaries.push_back("troupe-k8s-emulator");
+  for (const char* name : binaries)
+    if (auto why = check_binary(o.bin_dir, name); !why.empty())
+      return complain(fmt::format("--bin-dir {}: {}", o.bin_dir, why));
   if (o.dir.empty()) {
     auto tmpl = (fs::temp_directory_path() / "troupe-demo-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr)

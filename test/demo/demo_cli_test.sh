@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Command-line tests of troupe-demo: exit codes and messages for bad --dir
-# contents, a --dir in use, bad flags and nodes that cannot start.
-# Usage: demo_cli_test.sh CASE TROUPE_DEMO TROUPE_DEMO_NODE
+# Command-line tests of troupe-demo: exit codes and messages for bad flags,
+# an unusable --dir or --bin-dir, processes that cannot start, and no child
+# outliving an interrupted or killed launcher.
+# Usage: demo_cli_test.sh CASE TROUPE_DEMO
 set -uo pipefail
-case_name=$1 demo=$2 node=$3
+case_name=$1 demo=$2
+bin=$(cd "$(dirname "$demo")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/troupe-demo-cli-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -16,7 +18,7 @@ fail() {
 
 # Runs troupe-demo (bounded: a hang is a failure) with stdout/stderr kept.
 run() {
-  timeout 60 "$demo" "$@" >"$work/out" 2>"$work/err"
+  timeout 90 "$demo" "$@" >"$work/out" 2>"$work/err"
   rc=$?
 }
 
@@ -25,72 +27,103 @@ expect() { # expect RC FILE TEXT
   grep -qF -- "$3" "$work/$2" || fail "$2 lacks: $3"
 }
 
+# A --bin-dir with the real binaries but for `fake`, a script.
+fake_bin() { # fake_bin NAME SCRIPT
+  mkdir -p "$work/bin"
+  for b in troupe-demo-node troupe-demo-store; do
+    ln -sf "$bin/$b" "$work/bin/$b"
+  done
+  rm -f "$work/bin/$1"
+  printf '#!/bin/sh\n%s\n' "$2" >"$work/bin/$1"
+  chmod +x "$work/bin/$1"
+}
+
+# No process started with this run's --dir may be left.
+no_children() {
+  for _ in $(seq 100); do
+    pgrep -f -- "$dir" >/dev/null || return 0
+    sleep 0.1
+  done
+  ps -o pid,stat,args -p "$(pgrep -d, -f -- "$dir")"
+  pkill -KILL -f -- "$dir"
+  fail "processes outlived the launcher"
+}
+
 dir=$work/run
 mkdir -p "$dir"
 case $case_name in
-  ledger_is_a_directory)
-    mkdir "$dir/ledger.txt"
-    run --quiet --dir "$dir" --node-binary "$node"
-    expect 2 err "troupe-demo: $dir/ledger.txt is a directory, not a regular file"
+  nodes_not_a_number)
+    run --nodes abc --dir "$dir"
+    expect 2 err "troupe-demo: --nodes: \"abc\" is not a whole number"
+    grep -qF -- "--lease" "$work/err" || fail "no usage after the error"
     ;;
-  ledger_is_a_fifo)
-    mkfifo "$dir/ledger.txt"
-    run --quiet --dir "$dir" --node-binary "$node"
-    expect 2 err "troupe-demo: $dir/ledger.txt is a FIFO, not a regular file"
+  nodes_out_of_range)
+    run --nodes 2 --dir "$dir"
+    expect 2 err "troupe-demo: --nodes: Value 2 not in range 3 to 9"
     ;;
-  node_log_is_a_directory)
-    mkdir "$dir/node-2.log"
-    run --quiet --dir "$dir" --node-binary "$node"
-    expect 2 err "troupe-demo: $dir/node-2.log is a directory, not a regular file"
+  bad_lease)
+    run --lease zookeeper://x:1 --dir "$dir"
+    expect 2 err "troupe-demo: --lease: \"zookeeper://x:1\" is not file, etcd://HOST:PORT or kubernetes"
+    ;;
+  bad_failure)
+    run --failure flood --dir "$dir"
+    expect 2 err "--failure: flood not in {kill,partition,none}"
+    ;;
+  bad_duration)
+    run --duration 1s --dir "$dir"
+    expect 2 err "troupe-demo: --duration: \"1s\" must be between 3s and 1h"
+    ;;
+  unknown_flag)
+    run --kills 2 --dir "$dir"
+    expect 2 err "The following arguments were not expected: 2 --kills"
+    ;;
+  bin_dir_without_node)
+    mkdir -p "$work/empty"
+    run --quiet --dir "$dir" --bin-dir "$work/empty"
+    expect 2 err "troupe-demo: --bin-dir $work/empty: $work/empty/troupe-demo-node: No such file or directory"
     ;;
   leases_is_a_file)
     : >"$dir/leases"
-    run --quiet --dir "$dir" --node-binary "$node"
+    run --quiet --dir "$dir"
     expect 2 err "troupe-demo: $dir/leases is a regular file, not a directory"
     ;;
   dir_in_use)
     # This shell holds the lock, as another troupe-demo would.
     exec 9>"$dir/.demo.lock"
     flock -n 9 || fail "cannot take $dir/.demo.lock"
-    echo "keep" >"$dir/ledger.txt"
-    run --quiet --dir "$dir" --node-binary "$node" 9>&-
+    run --quiet --dir "$dir" 9>&-
     expect 2 err "troupe-demo: --dir $dir is in use by another troupe-demo"
-    [[ $(cat "$dir/ledger.txt") == keep ]] || fail "the other demo's ledger was touched"
+    [[ ! -e $dir/cluster.secret ]] || fail "started although --dir is in use"
     ;;
-  node_binary_is_a_directory)
-    run --quiet --dir "$dir" --node-binary "$work"
-    expect 2 err "troupe-demo: --node-binary $work is a directory, not an executable file"
-    [[ ! -e $dir/ledger.txt ]] || fail "started although the node binary is unusable"
-    ;;
-  default_kills_leave_no_survivor)
-    run --nodes 2 --dir "$dir" --node-binary "$node"
-    expect 2 err "troupe-demo: --nodes 2 leaves no survivor for the default --kills 2; use --kills 1 or more nodes"
-    ;;
-  nodes_not_a_number)
-    run --nodes abc --dir "$work/d" --node-binary "$node"
-    expect 2 err "troupe-demo: --nodes: \"abc\" is not a whole number"
+  store_fails_to_start)
+    fake_bin troupe-demo-store 'echo "store: cannot open --dir" >&2; exit 2'
+    run --quiet --dir "$dir" --bin-dir "$work/bin"
+    expect 2 err "troupe-demo: store exited with code 2 (see $dir/store.log): store: cannot open --dir"
     ;;
   nodes_fail_to_start)
-    fake=$work/fake-node
-    printf '#!/bin/sh\necho "fake-node: cannot start: no lease module" >&2\nexit 2\n' >"$fake"
-    chmod +x "$fake"
-    run --quiet --dir "$dir" --node-binary "$fake"
-    expect 2 out "setup error: every node process exited: node-1 exited with code 2: fake-node: cannot start: no lease module"
+    fake_bin troupe-demo-node 'echo "fake-node: no cluster module" >&2; exit 2'
+    run --quiet --dir "$dir" --bin-dir "$work/bin"
+    expect 2 out "setup error: node-1 exited with code 2 before the cluster formed"
+    grep -qF "fake-node: no cluster module" "$work/out" || fail "no stderr tail"
     grep -q "FAIL" "$work/out" && fail "a setup error reported as FAIL"
+    no_children
     ;;
-  launcher_killed_during_freeze | interrupted_during_freeze)
-    # A frozen (SIGSTOPped) node must not outlive the launcher, and an
-    # interruption is no failed takeover.
-    "$demo" --ttl 3s --kills 0 --freeze --dir "$dir" --node-binary "$node" \
-      >"$work/out" 2>"$work/err" &
+  cluster_secret_is_private)
+    fake_bin troupe-demo-node 'exit 2'
+    run --quiet --dir "$dir" --bin-dir "$work/bin"
+    [[ $(stat -c %a "$dir/cluster.secret") == 600 ]] \
+      || fail "cluster.secret has mode $(stat -c %a "$dir/cluster.secret")"
+    ;;
+  launcher_killed | interrupted)
+    "$demo" --duration 30s --dir "$dir" >"$work/out" 2>"$work/err" &
     launcher=$!
-    for _ in $(seq 200); do
-      grep -q "with SIGSTOP" "$work/out" && break
-      sleep 0.05
+    for _ in $(seq 600); do
+      grep -q "started 3 nodes" "$work/out" && break
+      sleep 0.1
     done
-    grep -q "with SIGSTOP" "$work/out" || fail "no node was frozen"
-    sleep 0.3
-    if [[ $case_name == launcher_killed_during_freeze ]]; then
+    grep -q "started 3 nodes" "$work/out" || fail "the nodes did not start"
+    sleep 1
+    if [[ $case_name == launcher_killed ]]; then
       kill -KILL "$launcher"
       wait "$launcher"
     else
@@ -98,17 +131,8 @@ case $case_name in
       wait "$launcher"
       rc=$?
       expect 130 out "INTERRUPTED"
-      grep -q "no takeover" "$work/out" && fail "a false 'no takeover' line"
     fi
-    for _ in $(seq 40); do
-      pgrep -f -- "--dir $dir/leases" >/dev/null || break
-      sleep 0.05
-    done
-    if pgrep -f -- "--dir $dir/leases" >/dev/null; then
-      ps -o pid,stat,args -p "$(pgrep -d, -f -- "--dir $dir/leases")"
-      pkill -KILL -f -- "--dir $dir/leases"
-      fail "node processes outlived the launcher"
-    fi
+    no_children
     ;;
   *)
     echo "unknown case $case_name"

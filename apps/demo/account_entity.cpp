@@ -1,0 +1,171 @@
+#include "account_entity.hpp"
+
+#include <memory>
+
+#include <caf/event_based_actor.hpp>
+
+#include <fmt/format.h>
+
+#include "deposit_query.hpp"
+#include "store_json.hpp"
+#include "troupe/cluster/remote_ref.hpp"
+#include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/log.hpp"
+
+namespace troupe::demo {
+
+namespace {
+
+constexpr auto answer_slack = std::chrono::seconds{1};
+
+struct account_state_box {
+  std::string id;
+  account_config cfg;
+  cluster::remoting_handle remoting;
+  bool recovered = false;
+  account_state state;
+  runtime::logger log{"demo.account"};
+};
+
+using box_ptr = std::shared_ptr<account_state_box>;
+
+struct pending_deposit {
+  std::string deposit;
+  int64_t amount = 0;
+  uint64_t request = 0;
+  cluster::remote_ref reply_to;
+};
+
+void answer(const box_ptr& box, const pending_deposit& d, uint64_t status,
+            std::string body) {
+  if (!d.reply_to.is_addressable())
+    return;
+  if (auto err = box->remoting.send(
+        d.reply_to, caf::make_message(deposit_reply_atom::value, d.request,
+                                      status, std::move(body))))
+    box->log.warning("account {}: cannot answer deposit {}: {}", box->id,
+                     d.deposit, err.message);
+}
+
+void fail(const box_ptr& box, const pending_deposit& d, std::string why) {
+  box->log.warning("account {}: deposit {} not persisted: {}", box->id,
+                   d.deposit, why);
+  answer(box, d, 503, error_body(why));
+}
+
+runtime::http_request store_request(const box_ptr& box, std::string method,
+                                    std::string path, std::string body = {}) {
+  runtime::http_request req;
+  req.method = std::move(method);
+  req.url = box->cfg.store_url + path;
+  if (!body.empty())
+    req.headers.push_back({"Content-Type", "application/json"});
+  req.body = std::move(body);
+  req.timeout = box->cfg.store_timeout;
+  return req;
+}
+
+// Recovers the balance, then calls `then(true)`; `then(false, why)` when
+// the store gave no usable answer. The mailbox waits meanwhile.
+template <class F>
+void recover(caf::event_based_actor* self, const box_ptr& box, F then) {
+  auto req = store_request(box, "GET", "/accounts/" + box->id);
+  self->request(box->cfg.http, box->cfg.store_timeout + answer_slack, req)
+    .await(
+      [box, then](runtime::http_response& resp) {
+        auto st = parse_account_state(resp.body);
+        if (resp.status == 200 && st) {
+          box->state = *st;
+          box->recovered = true;
+          then(true, std::string{});
+        } else {
+          then(false, fmt::format("recovery: the store answered HTTP {}: {}",
+                                  resp.status, store_reason(resp.body)));
+        }
+      },
+      [box, then](caf::error& err) {
+        then(false, "recovery: " + runtime::error_message(err));
+      });
+}
+
+void persist(caf::event_based_actor* self, const box_ptr& box,
+             pending_deposit d) {
+  auto req = store_request(box, "POST", "/accounts/" + box->id + "/deposits",
+                           deposit_body(d.deposit, d.amount, box->state.seq));
+  self->request(box->cfg.http, box->cfg.store_timeout + answer_slack, req)
+    .await(
+      [box, d](runtime::http_response& resp) {
+        auto st = parse_account_state(resp.body);
+        if (resp.status == 200 && st) {
+          box->state = *st;
+          answer(box, d, 200, deposit_answer(*st));
+          return;
+        }
+        auto outcome = store_outcome(resp.body);
+        if (resp.status == 409 && st) {
+          // The store's answer carries the account's state: catch up.
+          box->state = *st;
+          if (outcome == "duplicate") {
+            // A retry of a deposit that is persisted (an earlier attempt's
+            // answer was lost or late): acknowledging it is true.
+            answer(box, d, 200, deposit_answer(*st));
+            return;
+          }
+        } else {
+          box->recovered = false; // read the seq again before the next one
+        }
+        // A conflict: another incarnation wrote since our recovery.
+        fail(box, d,
+             fmt::format("the store answered HTTP {}: {}", resp.status,
+                         store_reason(resp.body)));
+      },
+      [box, d](caf::error& err) {
+        // The outcome is unknown: read the seq again before the next one.
+        box->recovered = false;
+        fail(box, d, "store request failed: " + runtime::error_message(err));
+      });
+}
+
+void on_deposit(caf::event_based_actor* self, const box_ptr& box,
+                pending_deposit d) {
+  if (box->recovered) {
+    persist(self, box, std::move(d));
+    return;
+  }
+  recover(self, box, [self, box, d](bool ok, const std::string& why) {
+    if (ok)
+      persist(self, box, d);
+    else
+      fail(box, d, why);
+  });
+}
+
+} // namespace
+
+caf::behavior account_entity(caf::event_based_actor* self,
+                             const sharding::entity_context& ctx,
+                             const account_config& cfg) {
+  auto box = std::make_shared<account_state_box>();
+  box->id = ctx.entity;
+  box->cfg = cfg;
+  box->remoting = ctx.remoting;
+  if (is_demo_id(box->id))
+    recover(self, box, [box](bool ok, const std::string& why) {
+      if (!ok)
+        box->log.warning("account {}: {} (tried again at the next deposit)",
+                         box->id, why);
+    });
+  return {
+    [self, box](deposit_atom, std::string& deposit, int64_t amount,
+                uint64_t request, cluster::remote_ref& reply_to) {
+      pending_deposit d{std::move(deposit), amount, request,
+                        std::move(reply_to)};
+      if (!is_demo_id(box->id))
+        fail(box, d, fmt::format("\"{}\" is not an account id", box->id));
+      else
+        on_deposit(self, box, std::move(d));
+    },
+  };
+}
+
+} // namespace troupe::demo

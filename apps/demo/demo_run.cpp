@@ -1,0 +1,443 @@
+#include "demo_run.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "demo_io.hpp"
+#include "demo_poll.hpp"
+#include "failover_measure.hpp"
+#include "troupe/runtime/config.hpp"
+
+namespace fs = std::filesystem;
+using steady = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace troupe::demo {
+
+namespace {
+
+int64_t mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Deposits/s the client asks for: leaves the cores the cluster needs (a
+// starved failure detector would see false failures).
+constexpr double load_rate = 200;
+
+// How long a failover may take before the verdict calls it failed.
+constexpr runtime::timespan failover_limit = 60s;
+
+// What a process that ended said last: its own error line (`troupe-demo-
+// node: ...`, written by troupe::fail) if there is one, else its log's tail.
+std::string why_it_ended(const fs::path& log) {
+  auto text = read_all(log);
+  for (const char* program :
+       {"troupe-demo-node: ", "troupe-demo-store: ", "troupe-k8s-emulator: "})
+    if (auto at = text.rfind(program); at != std::string::npos)
+      return text.substr(at, text.find('\n', at) - at);
+  return read_tail(log);
+}
+
+runtime::timespan since_ns(int64_t from) {
+  return std::chrono::nanoseconds{mono_ns() - from};
+}
+
+demo_timing timing_for(const options& o) {
+  demo_timing t;
+  t.lease_expiry_observed = o.lease == lease_kind::kubernetes;
+  return t;
+}
+
+} // namespace
+
+demo_run::demo_run(options opts, const std::atomic<bool>& interrupted)
+  : opts_(std::move(opts)), interrupted_(interrupted),
+    timing_(timing_for(opts_)), cluster_(opts_, timing_),
+    start_(steady::now()) {}
+
+demo_run::~demo_run() {
+  if (lock_fd_ >= 0)
+    ::close(lock_fd_); // drops the flock
+}
+
+void demo_run::say(const std::string& text) {
+  if (opts_.quiet)
+    return;
+  auto t = std::chrono::duration<double>(steady::now() - start_).count();
+  std::printf("[%6.2fs] %s\n", t, text.c_str());
+  std::fflush(stdout);
+}
+
+// Takes --dir for this run (flock on .demo.lock, held until exit).
+bool demo_run::lock_dir() {
+  auto lock = fs::path{opts_.dir} / ".demo.lock";
+  std::string error;
+  lock_fd_ = open_regular(lock, O_RDWR | O_CREAT, error);
+  if (lock_fd_ < 0)
+    return complain(error);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    return complain(errno == EWOULDBLOCK
+                      ? fmt::format("--dir {} is in use by another troupe-demo "
+                                    "({} is locked)",
+                                    opts_.dir, lock.string())
+                      : fmt::format("{}: cannot lock: {}", lock.string(),
+                                    std::strerror(errno)));
+  return true;
+}
+
+bool demo_run::start_processes() {
+  // Each failure below was named on stderr already.
+  setup_error_ = "a process did not start (see above)";
+  if (!cluster_.prepare() || !cluster_.start_store(10s))
+    return false;
+  say(fmt::format("store listening on {} (files in {})", cluster_.store_url(),
+                  opts_.dir));
+  if (opts_.lease == lease_kind::kubernetes) {
+    if (!cluster_.start_emulator(10s))
+      return false;
+    say("Kubernetes Lease API emulator started (k8s-emulator.log)");
+  }
+  if (!cluster_.start_nodes())
+    return false;
+  say(fmt::format("started {} nodes (seed nodes node-1 and node-2)",
+                  opts_.nodes));
+  setup_error_.reset();
+  return true;
+}
+
+// Polls node-1's members until every node is Up (60s at most); false with
+// setup_error_ set when a node exits or time runs out.
+bool demo_run::wait_for_members() {
+  auto until = steady::now() + 60s;
+  auto last_show = steady::now();
+  while (!interrupted_) {
+    cluster_.procs().pump(0ms);
+    for (auto& n : cluster_.procs().all())
+      if (!n.running()) {
+        auto tail = why_it_ended(n.log);
+        setup_error_
+          = fmt::format("{} {} before the cluster formed (see {}){}", n.name,
+                        describe_status(*n.status), n.log.string(),
+                        tail.empty() ? "" : ":\n" + tail);
+        return false;
+      }
+    auto snap = poll_cluster(cluster_, http_);
+    if (snap.up_count() == opts_.nodes) {
+      show(snap);
+      return true;
+    }
+    if (steady::now() - last_show >= 2s) {
+      show(snap);
+      last_show = steady::now();
+    }
+    if (steady::now() >= until) {
+      setup_error_ = fmt::format("only {} of {} members were Up after 60s",
+                                 snap.up_count(), opts_.nodes);
+      return false;
+    }
+    std::this_thread::sleep_for(250ms);
+  }
+  return false;
+}
+
+// The client load: deposits to every node's app API, logged to
+// DIR/client.log; false with setup_error_ set when it cannot start.
+bool demo_run::start_load() {
+  client::load_settings ls;
+  for (auto& n : cluster_.nodes())
+    ls.nodes.push_back(client::endpoint{"127.0.0.1", n.api});
+  ls.accounts = 60;
+  // Enough workers that the deposits which start at a dead node (refused
+  // at once, retried on the next one after retry_delay) do not hold the
+  // rate down after the failover; enough attempts to ride out the shards'
+  // failover (each attempt waits at most demo.deposit_timeout, 1.5s, and
+  // one in three meets the dead node, which refuses at once).
+  ls.workers = 8;
+  ls.rate = load_rate;
+  ls.retry_delay = 100ms;
+  ls.max_attempts = 12;
+  auto load
+    = client::load_driver::start(ls, fs::path{opts_.dir} / "client.log");
+  if (!load) {
+    setup_error_ = "the client load did not start: " + load.error().message;
+    return false;
+  }
+  load_ = std::move(*load);
+  load_started_ = steady::now();
+  say(fmt::format("client load started: {} workers, {} accounts, up to {} "
+                  "deposits/s over {} nodes (client.log)",
+                  ls.workers, ls.accounts, ls.rate, ls.nodes.size()));
+  return true;
+}
+
+void demo_run::show(const cluster_snapshot& snap) {
+  auto name = [this](std::string_view a) { return cluster_.name_of(a); };
+  for (auto& line : render(snap, name, throughput_text()))
+    say(line);
+}
+
+void demo_run::run_for(runtime::timespan d, const char* phase) {
+  say(fmt::format("running {} for {}", phase, runtime::render_duration(d)));
+  auto until = steady::now() + d;
+  while (!interrupted_ && steady::now() < until) {
+    auto next = steady::now() + 1s;
+    cluster_.procs().pump(0ms);
+    show(poll_cluster(cluster_, http_));
+    std::this_thread::sleep_until(std::min(next, until));
+  }
+}
+
+// Finds the singleton's host and SIGKILLs it (a partition falls back to a
+// kill: see the message); false with setup_error_ set when no node hosts
+// the singleton within 20s.
+bool demo_run::fail_singleton_host() {
+  if (opts_.failure == failure_kind::partition)
+    say("partition: not implemented yet (it needs root and network "
+        "namespaces, or fault injection through the management API, "
+        "which troupe does not offer yet); running a kill instead");
+  auto until = steady::now() + 20s;
+  cluster_snapshot snap;
+  const node_ports* victim = nullptr;
+  while (!interrupted_ && steady::now() < until) {
+    snap = poll_cluster(cluster_, http_);
+    if (snap.singleton_host && snap.singleton_token)
+      victim = cluster_.node_at(*snap.singleton_host);
+    if (victim != nullptr)
+      break;
+    std::this_thread::sleep_for(250ms);
+  }
+  if (victim == nullptr) {
+    if (!interrupted_)
+      setup_error_ = "no node reported the scheduler singleton's host within "
+                     "20s";
+    return false;
+  }
+  failover_watch w;
+  w.victim = victim->name;
+  w.victim_address = *snap.singleton_host;
+  w.victim_token = *snap.singleton_token;
+  for (auto& [address, ids] : snap.shards)
+    if (cluster_.node_at(address) == victim)
+      w.victim_shards.insert(ids.begin(), ids.end());
+  auto* proc = cluster_.procs().find(victim->name);
+  say(fmt::format("killing {} (the singleton's host, fencing token {}, {} "
+                  "shards) with SIGKILL",
+                  w.victim, w.victim_token, w.victim_shards.size()));
+  w.kill_ns = mono_ns();
+  cluster_.procs().signal(*proc, SIGKILL);
+  failover_ = std::move(w);
+  return true;
+}
+
+// Watches the singleton and the victim's shards move (60s at most).
+void demo_run::watch_failover() {
+  auto& w = *failover_;
+  auto until = steady::now() + 60s;
+  auto last_show = steady::time_point{};
+  while (!interrupted_ && steady::now() < until
+         && !(w.singleton_seen && w.shards_seen)) {
+    cluster_.procs().pump(0ms);
+    auto snap = poll_cluster(cluster_, http_);
+    auto host = snap.singleton_host ? cluster_.name_of(*snap.singleton_host)
+                                    : std::string{};
+    if (!w.singleton_seen && !host.empty() && host != w.victim
+        && snap.singleton_token.value_or(0) > w.victim_token) {
+      w.singleton_seen = since_ns(w.kill_ns);
+      w.new_host = host;
+      w.new_token = *snap.singleton_token;
+      say(fmt::format("the singleton runs on {} with fencing token {} ({} "
+                      "after the kill, as the management endpoints show it)",
+                      host, w.new_token, seconds_text(*w.singleton_seen)));
+    }
+    // Every shard the victim hosted has a new home on another node.
+    std::set<std::string> rehomed;
+    for (auto& [address, ids] : snap.shards)
+      if (cluster_.name_of(address) != w.victim)
+        for (auto& id : ids)
+          if (w.victim_shards.count(id) > 0)
+            rehomed.insert(id);
+    if (!w.shards_seen && rehomed.size() == w.victim_shards.size()) {
+      w.shards_seen = since_ns(w.kill_ns);
+      say(fmt::format("the {} shards of {} run on the other nodes ({} after "
+                      "the kill, as the management endpoints show it)",
+                      rehomed.size(), w.victim, seconds_text(*w.shards_seen)));
+    }
+    if (steady::now() - last_show >= 1s) {
+      show(snap);
+      last_show = steady::now();
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  if (!interrupted_ && !(w.singleton_seen && w.shards_seen))
+    say("the failover did not complete within 60s");
+}
+
+void demo_run::stop_all() {
+  auto& procs = cluster_.procs();
+  auto stop = [&](bool nodes, runtime::timespan bound) {
+    auto is_node
+      = [](const node_proc& n) { return n.name.rfind("node-", 0) == 0; };
+    for (auto& n : procs.all())
+      if (is_node(n) == nodes && n.running())
+        procs.signal(*procs.find(n.name), SIGTERM);
+    auto until = steady::now() + bound;
+    auto pending = [&] {
+      return std::any_of(procs.all().begin(), procs.all().end(), [&](auto& n) {
+        return is_node(n) == nodes && n.running();
+      });
+    };
+    while (pending() && steady::now() < until)
+      procs.pump(50ms);
+    for (auto& n : procs.all())
+      if (is_node(n) == nodes && n.running()) {
+        say(fmt::format("{} did not stop within {}: SIGKILL", n.name,
+                        runtime::render_duration(bound)));
+        procs.signal(*procs.find(n.name), SIGKILL);
+      }
+  };
+  if (load_) {
+    load_->stop(); // every deposit it sent is answered or failed first
+    load_ran_ = steady::now() - load_started_;
+  }
+  say("stopping the nodes (SIGTERM: each leaves the cluster)");
+  stop(true, 30s);
+  stop(false, 5s); // then the store and the emulator
+  auto until = steady::now() + 5s;
+  while (!procs.all_done() && steady::now() < until)
+    procs.pump(50ms);
+}
+
+std::string demo_run::throughput_text() {
+  if (!load_)
+    return {};
+  auto c = load_->counters();
+  peak_rate_ = std::max(peak_rate_, c.acks_last_second);
+  return fmt::format("client: {} acks/s, {} acked, {} failed, {} in flight, "
+                     "p99 {}ms",
+                     c.acks_last_second, c.acked, c.failed, c.in_flight,
+                     c.p99.count() / 1000);
+}
+
+std::vector<verdict::failover_measure> demo_run::failover_measures() {
+  std::vector<verdict::failover_measure> out;
+  if (!failover_)
+    return out;
+  auto& w = *failover_;
+  auto floor = floor_of(timing_);
+  auto ms = [](runtime::timespan d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  };
+  auto since_kill =
+    [&](std::optional<int64_t> t) -> std::optional<std::chrono::milliseconds> {
+    if (!t)
+      return std::nullopt;
+    return ms(std::chrono::nanoseconds{*t - w.kill_ns});
+  };
+  auto dir = fs::path{opts_.dir};
+  out.push_back(
+    {"singleton failover (store: first accepted ledger record above token "
+       + std::to_string(w.victim_token) + " after the kill)",
+     since_kill(first_takeover_ns(read_all(dir / "ledger.jsonl"),
+                                  w.victim_token, w.kill_ns)),
+     ms(floor.singleton), ms(failover_limit)});
+  out.push_back({"shard failover (client: first ack for an account of "
+                   + w.victim + " after the kill)",
+                 since_kill(first_victim_ack_ns(
+                   read_all(dir / "client.log"), w.victim_shards,
+                   timing_.number_of_shards, w.kill_ns)),
+                 ms(floor.shards), ms(failover_limit)});
+  return out;
+}
+
+int demo_run::finish(bool completed) {
+  if (!interrupted_ && (setup_error_ || !completed)) {
+    std::printf("\nsetup error: %s\nthe demo could not run: no verdict "
+                "(files: %s)\n",
+                setup_error_.value_or("the demo did not complete").c_str(),
+                opts_.dir.c_str());
+    return 2;
+  }
+  auto dir = fs::path{opts_.dir};
+  verdict::verdict_input in;
+  in.client_log = read_all(dir / "client.log");
+  in.ledger_jsonl = read_all(dir / "ledger.jsonl");
+  in.journal_jsonl = read_all(dir / "journal.jsonl");
+  in.failovers = failover_measures();
+  auto report = verdict::judge(in);
+  std::printf("\nverdict (only from %s: client.log, ledger.jsonl, "
+              "journal.jsonl):\n%s",
+              opts_.dir.c_str(), verdict::render(report).c_str());
+  if (failover_) {
+    auto floor = floor_of(timing_);
+    std::printf("failover floor: singleton %s\n",
+                explain_singleton_floor(timing_, floor).c_str());
+    std::printf("failover floor: shards %s\n",
+                explain_shard_floor(timing_, floor).c_str());
+  }
+  if (load_) {
+    auto c = load_->counters();
+    auto seconds = std::chrono::duration<double>(load_ran_).count();
+    std::printf("throughput: %llu deposits acknowledged in %.1fs (%.0f/s on "
+                "average%s, %llu/s at best; the client asks "
+                "for %.0f/s; latency p50 %.1fms, p99 %.1fms, max %.1fms)\n",
+                static_cast<unsigned long long>(c.acked), seconds,
+                seconds > 0 ? static_cast<double>(c.acked) / seconds : 0.0,
+                failover_ ? " with the failover" : "",
+                static_cast<unsigned long long>(peak_rate_), load_rate,
+                static_cast<double>(c.p50.count()) / 1000,
+                static_cast<double>(c.p99.count()) / 1000,
+                static_cast<double>(c.max.count()) / 1000);
+  }
+  std::printf("files: %s\n", opts_.dir.c_str());
+  if (interrupted_) {
+    std::printf("INTERRUPTED\n");
+    return 130;
+  }
+  return report.passed() ? 0 : 1;
+}
+
+int demo_run::run() {
+  if (!lock_dir())
+    return 2;
+  if (!opts_.quiet)
+    std::printf("troupe demo: %d nodes on loopback, lease %s, failure %s, "
+                "%s before and after it; files in %s\n",
+                opts_.nodes, to_string(opts_, opts_.lease).c_str(),
+                to_string(opts_.failure).c_str(),
+                runtime::render_duration(opts_.duration).c_str(),
+                opts_.dir.c_str());
+  bool completed = start_processes() && wait_for_members() && start_load();
+  if (completed) {
+    for (auto& n : cluster_.nodes())
+      say(fmt::format("{}: dashboard {}/  (app API http://127.0.0.1:{})",
+                      n.name, cluster_.management_url(n), n.api));
+    run_for(opts_.duration, "under load");
+    if (opts_.failure != failure_kind::none && !interrupted_) {
+      completed = fail_singleton_host();
+      if (completed)
+        watch_failover();
+    }
+    if (completed && !interrupted_)
+      run_for(opts_.duration,
+              failover_ ? "after the failover" : "on (--failure none)");
+  }
+  if (interrupted_)
+    say("interrupted");
+  stop_all();
+  return finish(completed);
+}
+
+} // namespace troupe::demo

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+/// @file
+/// The demo node's side of the store's HTTP API (/work/demo-contract.md,
+/// troupe-demo-store): the request bodies it sends and the answers it
+/// reads. Pure (RapidJSON only); thread-safe as plain functions.
+
+namespace troupe::demo {
+
+/// `{"token":T,"seq":S,"owner":"O"}`: one fenced ledger record of the
+/// scheduler singleton (POST /ledger). `owner` is escaped as JSON.
+std::string ledger_body(uint64_t token, uint64_t seq, std::string_view owner);
+
+/// `{"deposit":"D","amount":A,"expected_seq":K}` (POST
+/// /accounts/{id}/deposits): persist deposit `D` of `amount` (any sign)
+/// if the account's current seq is `expected_seq`.
+std::string deposit_body(std::string_view deposit, int64_t amount,
+                         uint64_t expected_seq);
+
+/// An account's persisted state: its balance and the seq of its last
+/// deposit (0: none yet).
+struct account_state {
+  int64_t balance = 0;
+  uint64_t seq = 0;
+};
+
+/// Reads `{"balance":B,"seq":K}` (GET /accounts/{id}, and the 200 answer
+/// of a deposit). None when the body is not an object with an integer
+/// `balance` and a non-negative integer `seq`.
+std::optional<account_state> parse_account_state(std::string_view body);
+
+/// The `outcome` of a store's 409 answer to a deposit: "conflict" (the
+/// account moved past `expected_seq`) or "duplicate" (this deposit id was
+/// applied before); "" when the body has none.
+std::string store_outcome(std::string_view body);
+
+/// `{"seq":K,"balance":B}`: the app API's answer to a persisted deposit.
+std::string deposit_answer(const account_state& st);
+
+/// `{"error":"..."}` with `why` escaped as JSON: the app API's error body.
+std::string error_body(std::string_view why);
+
+/// The `reason` (or `error`) string of a store's JSON error answer, or the
+/// body itself cut to 200 bytes when it has neither (never empty: "empty
+/// answer").
+std::string store_reason(std::string_view body);
+
+} // namespace troupe::demo

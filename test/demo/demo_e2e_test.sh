@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's demo end to end: `troupe-demo --quiet --duration 4s` starts
+# the store, 3 nodes and the client load, kills the singleton's host and
+# must print a passing verdict (every check PASS, both failovers measured)
+# and exit 0.
+# Usage: demo_e2e_test.sh TROUPE_DEMO DIR
+set -uo pipefail
+demo=$1 dir=$2
+rm -rf "$dir"
+out=$(timeout 200 "$demo" --quiet --duration 4s --dir "$dir" 2>&1)
+rc=$?
+echo "$out"
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+[[ $rc == 0 ]] || fail "exit code $rc, expected 0"
+for line in "verdict: PASS" "PASS fencing" "PASS acked deposits" "PASS sums" \
+  "PASS singleton failover" "PASS shard failover" "failover floor: singleton" \
+  "throughput:"; do
+  grep -qF -- "$line" <<<"$out" || fail "the output lacks: $line"
+done
+grep -q "^\[" <<<"$out" && fail "--quiet printed the live view"
+echo "ok: demo end to end"
