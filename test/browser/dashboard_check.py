@@ -19,7 +19,6 @@ try:
     from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
 except ImportError as e:  # pragma: no cover - reported, not hidden
     print(f"dashboard_check: python3-selenium is missing ({e})", file=sys.stderr)
     sys.exit(2)
@@ -36,15 +35,21 @@ def start_browser():
                             options=opts)
 
 
+# Read in one script run: the page re-renders its tables every second, so
+# element handles kept across calls go stale.
+OBSERVE = """
+const text = (id) => document.getElementById(id).textContent;
+const members = {};
+for (const r of document.querySelectorAll('#members tr[data-member]'))
+  members[r.dataset.member] = r.dataset.status;
+return [members, text('singleton-host'), text('lease-holder'),
+        text('leader'), text('oldest')];
+"""
+
+
 def observe(driver):
     """What the page shows now."""
-    rows = driver.find_elements(By.CSS_SELECTOR, "#members tr[data-member]")
-    members = {r.get_attribute("data-member"): r.get_attribute("data-status")
-               for r in rows}
-    host = driver.find_element(By.ID, "singleton-host").text
-    holder = driver.find_element(By.ID, "lease-holder").text
-    leader = driver.find_element(By.ID, "leader").text
-    oldest = driver.find_element(By.ID, "oldest").text
+    members, host, holder, leader, oldest = driver.execute_script(OBSERVE)
     return members, host, holder, leader, oldest
 
 
