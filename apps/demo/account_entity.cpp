@@ -95,26 +95,20 @@ void persist(caf::event_based_actor* self, const box_ptr& box,
   self->request(box->cfg.http, box->cfg.store_timeout + answer_slack, req)
     .await(
       [box, d](runtime::http_response& resp) {
-        auto st = parse_account_state(resp.body);
-        if (resp.status == 200 && st) {
-          box->state = *st;
-          answer(box, d, 200, deposit_answer(*st));
-          return;
-        }
-        auto outcome = store_outcome(resp.body);
-        if (resp.status == 409 && st) {
-          // The store's answer carries the account's state: catch up.
-          box->state = *st;
-          if (outcome == "duplicate") {
-            // A retry of a deposit that is persisted (an earlier attempt's
-            // answer was lost or late): acknowledging it is true.
+        auto [verdict, st] = judge_deposit_answer(resp.status, resp.body);
+        if (st)
+          box->state = *st; // the answer carries the account's state
+        switch (verdict) {
+          case deposit_verdict::persisted:
+          case deposit_verdict::duplicate:
             answer(box, d, 200, deposit_answer(*st));
             return;
-          }
-        } else {
-          box->recovered = false; // read the seq again before the next one
+          case deposit_verdict::conflict:
+            break;
+          case deposit_verdict::unknown:
+            box->recovered = false; // read the seq again before the next one
+            break;
         }
-        // A conflict: another incarnation wrote since our recovery.
         fail(box, d,
              fmt::format("the store answered HTTP {}: {}", resp.status,
                          store_reason(resp.body)));

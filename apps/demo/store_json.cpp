@@ -73,6 +73,18 @@ std::string store_outcome(std::string_view body) {
                                                       : std::string{};
 }
 
+std::pair<deposit_verdict, std::optional<account_state>>
+judge_deposit_answer(unsigned status, std::string_view body) {
+  auto st = parse_account_state(body);
+  if (status == 200 && st)
+    return {deposit_verdict::persisted, st};
+  if (status == 409 && st)
+    return {store_outcome(body) == "duplicate" ? deposit_verdict::duplicate
+                                               : deposit_verdict::conflict,
+            st};
+  return {deposit_verdict::unknown, std::nullopt};
+}
+
 std::string deposit_answer(const account_state& st) {
   rapidjson::StringBuffer buf;
   json_writer w{buf};

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 /// @file
 /// The demo node's side of the store's HTTP API (/work/demo-contract.md,
@@ -38,6 +39,26 @@ std::optional<account_state> parse_account_state(std::string_view body);
 /// account moved past `expected_seq`) or "duplicate" (this deposit id was
 /// applied before); "" when the body has none.
 std::string store_outcome(std::string_view body);
+
+/// What an account entity does with the store's answer to a deposit.
+enum class deposit_verdict {
+  /// 200 with the new state: persisted; acknowledge it.
+  persisted,
+  /// 409 "duplicate" with the state: an earlier attempt of this deposit id
+  /// was persisted (its answer was lost or late); acknowledge it.
+  duplicate,
+  /// 409 "conflict" with the state: another incarnation wrote since this
+  /// one recovered; catch up to the state, refuse this deposit.
+  conflict,
+  /// Anything else (an error status, a body without a state): the outcome
+  /// is unknown; refuse it and recover the seq before the next deposit.
+  unknown,
+};
+
+/// The verdict for a deposit answered with `status` and `body`, and the
+/// account's state the answer carries (none for `unknown`).
+std::pair<deposit_verdict, std::optional<account_state>>
+judge_deposit_answer(unsigned status, std::string_view body);
 
 /// `{"seq":K,"balance":B}`: the app API's answer to a persisted deposit.
 std::string deposit_answer(const account_state& st);

@@ -87,6 +87,35 @@ TEST_CASE("deposit_query: bad queries name the parameter") {
   CHECK_THAT(q.error().message, Catch::Contains(reason));
 }
 
+TEST_CASE("store_json: what an account does with the store's answer") {
+  struct row {
+    unsigned status;
+    const char* body;
+    deposit_verdict want;
+    std::optional<uint64_t> seq;
+  };
+  std::vector<row> rows{
+    {200, R"({"seq":4,"balance":10})", deposit_verdict::persisted, 4},
+    {409, R"({"seq":4,"balance":10,"outcome":"duplicate"})",
+     deposit_verdict::duplicate, 4},
+    {409, R"({"seq":7,"balance":30,"outcome":"conflict"})",
+     deposit_verdict::conflict, 7},
+    {409, R"({"seq":7,"balance":30})", deposit_verdict::conflict, 7},
+    {409, R"({"outcome":"duplicate"})", deposit_verdict::unknown, std::nullopt},
+    {200, R"({"balance":10})", deposit_verdict::unknown, std::nullopt},
+    {500, R"({"seq":4,"balance":10})", deposit_verdict::unknown, std::nullopt},
+    {200, "not json", deposit_verdict::unknown, std::nullopt},
+  };
+  for (auto& r : rows) {
+    INFO(r.status << " " << r.body);
+    auto [verdict, st] = judge_deposit_answer(r.status, r.body);
+    CHECK(verdict == r.want);
+    CHECK(st.has_value() == r.seq.has_value());
+    if (st && r.seq)
+      CHECK(st->seq == *r.seq);
+  }
+}
+
 TEST_CASE("store_json: the outcome of a refused deposit") {
   CHECK(store_outcome(R"({"seq":3,"balance":9,"outcome":"duplicate"})")
         == "duplicate");
