@@ -553,7 +553,11 @@ void coordinator_engine::region_gone_now(const unique_address& node,
                                          coordinator_effects& out) {
   auto i = regions_.find(node);
   if (i != regions_.end()) {
-    if (!i->second.proxy)
+    if (!i->second.proxy && i->second.shards.empty())
+      log(out, log_level::info,
+          fmt::format("the region on {} is gone ({}); it hosted no shards",
+                      to_string(node), why));
+    else if (!i->second.proxy)
       log(out, log_level::info,
           fmt::format("the region on {} is gone ({}): its {} shard(s) lose "
                       "their home",

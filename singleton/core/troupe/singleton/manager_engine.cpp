@@ -608,11 +608,15 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
         go(will_never_run() ? manager_state::end : manager_state::younger, out);
         break;
       }
-      log(out, log_level::info,
-          fmt::format("this node is no longer the oldest; waiting for {} to "
-                      "take over",
-                      expected_successor() ? to_string(*expected_successor())
-                                           : std::string{"a successor"}));
+      if (auto next = expected_successor())
+        log(out, log_level::info,
+            fmt::format("this node is no longer the oldest; waiting for {} to "
+                        "take over",
+                        to_string(*next)));
+      else
+        log(out, log_level::info,
+            "this node is no longer the oldest and no member is up to take "
+            "over: the instance runs until one is, or until this node exits");
       go(manager_state::was_oldest, out);
       retries_ = 0;
       if (auto next = expected_successor())
