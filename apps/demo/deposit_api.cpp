@@ -129,6 +129,10 @@ deposit_api::start(caf::actor_system& sys, cluster::remoting_handle remoting,
   hs.bind = settings.api_bind;
   hs.port = settings.api_port;
   hs.max_connections = 256;
+  // Each request waits for its entity (at most deposit_timeout): a
+  // deposit for a shard that is moving must not hold the others. The
+  // client keeps far fewer in flight.
+  hs.workers = 32;
   auto* raw = x.get();
   auto server = management::http_server::start(
     hs,

@@ -26,9 +26,9 @@ namespace troupe::demo {
 /// `demo.deposit_timeout` passed (504: the deposit may still be persisted
 /// later). Other answers: 400 for a bad query, 404 for another path, 405
 /// for another method, 503 when the region refuses the message (the node
-/// is stopping). The server handles one request at a time (its io thread
-/// waits), so one node's API serves deposits in sequence; clients get
-/// parallelism from several nodes and connections.
+/// is stopping). The server runs up to 32 requests at once (each waits on
+/// its own worker thread), so a deposit for a shard that is moving does
+/// not hold deposits for other shards.
 ///
 /// Thread-safety: `port` from any thread; `stop` and the destructor from any
 /// thread but the server's.

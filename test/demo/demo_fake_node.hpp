@@ -28,7 +28,7 @@ inline std::string query_value(const std::string& target,
   return {};
 }
 
-/// A server on a free port of 127.0.0.1 answering with `h` (on its own io
+/// A server on a free port of 127.0.0.1 answering with `h` (on one worker
 /// thread, one request at a time).
 inline std::unique_ptr<management::http_server>
 start_fake_server(management::http_server::handler h) {

@@ -5,8 +5,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <future>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/connect.hpp>
@@ -202,4 +205,54 @@ TEST_CASE("management server (tcp): connections beyond max_connections get "
   (*srv)->stop();
   CHECK(a.raw("").empty());
   (*srv)->stop(); // idempotent
+}
+
+TEST_CASE("management server (tcp): a request that waits holds one worker, "
+          "not the server, and answers on one connection keep their order") {
+  // /slow waits until the test has /fast's answer in hand (bounded, so a
+  // server that serialises requests fails the check below instead of
+  // hanging).
+  std::promise<void> fast_answered;
+  auto released = fast_answered.get_future().share();
+  std::atomic<bool> slow_saw_release{false};
+  std::promise<void> slow_entered;
+  auto settings = loopback_any_port();
+  settings.workers = 2;
+  auto srv = http_server::start(settings, [&](const http_request& r) {
+    http_response out;
+    if (r.target == "/slow") {
+      slow_entered.set_value();
+      slow_saw_release = released.wait_for(std::chrono::seconds{10})
+                         == std::future_status::ready;
+      out.body = "slow";
+    } else {
+      out.body = "fast:" + r.target;
+    }
+    return out;
+  });
+  REQUIRE(srv);
+  auto port = (*srv)->port();
+  std::string slow_body;
+  std::thread slow{[&] {
+    client a{port};
+    slow_body = a.request(http::verb::get, "/slow").body();
+  }};
+  REQUIRE(slow_entered.get_future().wait_for(std::chrono::seconds{10})
+          == std::future_status::ready);
+  client b{port};
+  // Two requests on b while /slow still holds its worker; each answer is
+  // its own request's.
+  CHECK(b.request(http::verb::get, "/1").body() == "fast:/1");
+  CHECK(b.request(http::verb::get, "/2").body() == "fast:/2");
+  fast_answered.set_value();
+  slow.join();
+  CHECK(slow_body == "slow");
+  CHECK(slow_saw_release);
+  // workers = 0 is refused, naming the setting.
+  auto none = settings;
+  none.workers = 0;
+  auto refused = http_server::start(
+    none, [](const http_request&) { return http_response{}; });
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("workers = 0") != std::string::npos);
 }

@@ -123,7 +123,9 @@ enum class member_operation { leave, down };
 /// within their own bound; an error with errc::unavailable becomes 503,
 /// errc::unknown_member 404, errc::invalid_address or invalid_request 400,
 /// anything else 500.
-/// Called on the server's thread, one call at a time.
+/// Called on the server's worker threads, possibly concurrently (one
+/// request's gather must not hold the probes): implementations are
+/// thread-safe.
 class management_source {
 public:
   virtual ~management_source() = default;

@@ -8,9 +8,11 @@
 #include <utility>
 
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
@@ -36,7 +38,8 @@ class session;
 
 struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   impl(http_server_settings s, handler h)
-    : settings(std::move(s)), on_request(std::move(h)), acceptor(ioc) {}
+    : settings(std::move(s)), on_request(std::move(h)), acceptor(ioc),
+      workers(settings.workers) {}
 
   void accept();
 
@@ -44,6 +47,8 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   handler on_request;
   asio::io_context ioc;
   tcp::acceptor acceptor;
+  // Runs the handler; the answers go back to the io thread.
+  asio::thread_pool workers;
   std::thread io_thread;
   uint16_t port = 0;
   std::atomic<bool> stopped{false};
@@ -123,17 +128,29 @@ private:
     keep_alive_ = req.keep_alive();
     version_ = req.version();
     auto head = req.method() == http::verb::head;
-    http_response out;
-    // A handler that throws (anything) answers 500; an exception must not
-    // reach the io thread, which serves every connection.
+    // The io thread must not wait for the handler: it serves every
+    // connection. The work guard keeps it running until the answer is
+    // back, also during stop (the write then fails on the closed socket).
+    asio::post(srv_.workers, [self = shared_from_this(), in = std::move(in),
+                              head, guard = asio::make_work_guard(srv_.ioc)] {
+      auto out = self->run_handler(in);
+      asio::post(self->srv_.ioc, [self, out = std::move(out), head]() mutable {
+        self->write(std::move(out), head);
+      });
+    });
+  }
+
+  // On a worker. A handler that throws (anything) answers 500: an
+  // exception must not end a worker.
+  http_response run_handler(const http_request& in) {
     try {
-      out = srv_.on_request(in);
+      return srv_.on_request(in);
     } catch (...) {
-      out = http_response{};
+      http_response out;
       out.status = 500;
       out.body = R"({"error":"internal error"})";
+      return out;
     }
-    write(std::move(out), head);
   }
 
   void write(http_response r, bool head) {
@@ -190,6 +207,10 @@ void http_server::impl::accept() {
 
 runtime::expected<std::unique_ptr<http_server>>
 http_server::start(http_server_settings settings, handler h) {
+  if (settings.workers == 0)
+    return runtime::make_error(
+      errc::invalid_settings,
+      "management: an HTTP server needs at least 1 worker (workers = 0)");
   auto x = std::make_shared<impl>(std::move(settings), std::move(h));
   auto bad = [&](const std::string& why) {
     return runtime::make_error(
@@ -242,6 +263,7 @@ void http_server::stop() {
   });
   if (impl_->io_thread.joinable())
     impl_->io_thread.join();
+  impl_->workers.join();
 }
 
 } // namespace troupe::management

@@ -12,7 +12,10 @@
 /// @file
 /// The management API's HTTP/1.1 server (Boost.Beast): parses requests,
 /// hands each to a handler (normally `management::handle` over the node's
-/// sources) and writes the answer. Keep-alive, HEAD without a body, a body
+/// sources) on a pool of worker threads and writes the answer. One slow
+/// request (a query that waits for a peer) holds one worker, not the
+/// server: other connections are still answered. Requests on one
+/// connection are answered in order. Keep-alive, HEAD without a body, a body
 /// limit (413), a connection limit (503), an idle timeout; malformed HTTP
 /// gets a 400 and the connection closes. Nothing a client sends crashes the
 /// node, and the `Authorization` header never reaches a log.
@@ -31,14 +34,22 @@ struct http_server_settings {
   size_t max_body = 64 * 1024;
   /// A connection without a complete request for this long is closed.
   std::chrono::milliseconds idle_timeout{30000};
+  /// Threads that run the handler. 1 (the default) runs one request at a
+  /// time, for a handler that is not thread-safe or whose order matters
+  /// (the demo's store); more let requests that wait (for peers, for an
+  /// entity) overlap. Requests beyond the free workers queue in arrival
+  /// order. At least 1.
+  size_t workers = 1;
 };
 
 /// A running server with its own io thread. Thread-safe: `stop` and the
 /// destructor may run on any thread (not on the handler's).
 class http_server {
 public:
-  /// Called on the io thread, one request at a time; must not block for
-  /// long (the sources bound their queries).
+  /// Called on a worker thread; with `workers > 1` concurrently for
+  /// requests on different connections (so it must be thread-safe then).
+  /// It may block (it holds only its worker), but should bound its waits:
+  /// the sources bound their queries. An exception answers 500.
   using handler = std::function<http_response(const http_request&)>;
 
   /// Binds and starts serving. Errors (errc::invalid_settings): an address
@@ -55,8 +66,9 @@ public:
   /// The bound port (the chosen one when the settings said 0).
   uint16_t port() const noexcept;
 
-  /// Stops accepting, closes every connection and joins the io thread.
-  /// Idempotent.
+  /// Stops accepting, closes every connection, waits for the handlers that
+  /// are running to return (their answers are dropped) and joins the
+  /// threads. Idempotent.
   void stop();
 
   struct impl;

@@ -422,6 +422,9 @@ management_service::start(runtime::node& node, cluster::cluster_handle cluster,
     hs.bind = settings->bind;
     hs.port = settings->port;
     hs.max_connections = settings->max_connections;
+    // A gather waits up to query_timeout for its peers; the probes, the
+    // members and the metrics must not queue behind it.
+    hs.workers = 4;
     auto rs = router_settings_of(*settings, dashboard_html());
     hs.max_body = rs.max_body;
     auto source = std::make_shared<node_source>(st);
