@@ -79,7 +79,7 @@ struct three_nodes {
   std::vector<singleton::singleton_manager> managers;
   std::vector<sharding::shard_region> regions;
 
-  three_nodes() {
+  explicit three_nodes(std::vector<std::string> extra = {}) {
     dir = std::filesystem::temp_directory_path()
           / ("troupe-mgmt-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
@@ -98,6 +98,7 @@ struct three_nodes {
         "--singleton.use_lease=true",
         "--sharding.number_of_shards=20",
         "--log.level=warning"};
+      args.insert(args.end(), extra.begin(), extra.end());
       runtime::node_options opts;
       opts.sources = runtime::sources_from_process(args, nullptr);
       auto sys = cluster_system::start(std::move(opts));
@@ -142,6 +143,11 @@ struct three_nodes {
     return n;
   }
 };
+
+// `address` without its uid.
+std::string host_port(const std::string& address) {
+  return address.substr(0, address.find('#'));
+}
 
 // The value of one sample line (`series value`), or -1.
 double sample(const std::string& text, const std::string& series) {
@@ -268,4 +274,45 @@ TEST_CASE("management service: a member leaves through PUT, and a stopping "
   CHECK(ready.body.find("shutting down") != std::string::npos);
   CHECK(call(c.port(1), http::verb::get, "/alive").status == 503);
   CHECK(call(c.port(0), http::verb::get, "/alive").status == 200);
+}
+
+TEST_CASE("management service: a peer cut off through /faults becomes "
+          "unreachable, and healing the link makes it reachable again") {
+  // No downing: the partition must outlive the check, not end in a down.
+  three_nodes c{{"--management.fault_injection=true",
+                 "--downing.active_strategy=off",
+                 "--cluster.failure_detector.heartbeat_interval=200ms",
+                 "--cluster.failure_detector.acceptable_heartbeat_pause=1s"}};
+  REQUIRE(test::eventually([&] { return c.up_members(0) == 3; }, 20s, 100ms));
+  auto reachable_in = [&](size_t observer, size_t i) {
+    auto d
+      = json_of(call(c.port(observer), http::verb::get, "/cluster/members"));
+    for (auto& m : d["members"].GetArray())
+      if (std::string{m["address"].GetString()} == c.address(i))
+        return m["reachable"].GetBool();
+    return false;
+  };
+  // Node 0 cuts node 2 off, both ways.
+  auto peer = host_port(c.address(2));
+  auto r
+    = call(c.port(0), http::verb::put, "/faults/" + peer, "blackhole=true");
+  CHECK(r.status == 200);
+  auto listed = json_of(call(c.port(0), http::verb::get, "/faults"));
+  REQUIRE(listed.Size() == 2);
+  CHECK(std::string{listed[0]["peer"].GetString()} == peer);
+  // Its own endpoint is refused.
+  CHECK(call(c.port(0), http::verb::put, "/faults/" + host_port(c.address(0)),
+             "blackhole=true")
+          .status
+        == 400);
+  CHECK(test::eventually([&] { return !reachable_in(0, 2); }, 30s, 100ms));
+  CHECK(test::eventually([&] { return !reachable_in(2, 0); }, 30s, 100ms));
+  auto metrics = call(c.port(0), http::verb::get, "/metrics").body;
+  CHECK(sample(metrics, "troupe_transport_drops_total{reason=\"blackholed\"}")
+        > 0);
+  // Healed: reachable again on both sides, and nothing is listed.
+  CHECK(call(c.port(0), http::verb::delete_, "/faults").status == 200);
+  CHECK(json_of(call(c.port(0), http::verb::get, "/faults")).Size() == 0);
+  CHECK(test::eventually([&] { return reachable_in(0, 2); }, 30s, 100ms));
+  CHECK(test::eventually([&] { return reachable_in(2, 0); }, 30s, 100ms));
 }

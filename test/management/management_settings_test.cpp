@@ -39,6 +39,7 @@ TEST_CASE("management settings: the defaults of the header and of the keys "
   CHECK(d.token.empty());
   CHECK(d.query_timeout == 2s);
   CHECK(d.max_connections == 64);
+  CHECK_FALSE(d.fault_injection);
   CHECK(d.loopback());
   CHECK_FALSE(validate(d));
   auto s = load({});
@@ -49,8 +50,13 @@ TEST_CASE("management settings: the defaults of the header and of the keys "
   CHECK(s->token.empty());
   CHECK(s->query_timeout == d.query_timeout);
   CHECK(s->max_connections == d.max_connections);
+  CHECK(s->fault_injection == d.fault_injection);
   auto r = router_settings_of(*s, "<html/>");
   CHECK_FALSE(r.require_token);
+  CHECK_FALSE(r.fault_injection);
+  auto chaos = load({{"management.fault_injection", "true"}});
+  REQUIRE(chaos);
+  CHECK(router_settings_of(*chaos, "").fault_injection);
   CHECK(r.dashboard_html == "<html/>");
 }
 
@@ -89,6 +95,12 @@ TEST_CASE("management settings: bad values are errors naming the key and "
     {{{"management.max_connections", "0"}}, "management.max_connections"},
     {{{"management.query_timeout", "0s"}}, "management.query_timeout"},
     {{{"management.query_timeout", "soon"}}, "management.query_timeout"},
+    {{{"management.bind", "0.0.0.0"},
+      {"management.token", "0123456789abcdef"},
+      {"management.fault_injection", "true"}},
+     "management.fault_injection needs a loopback management.bind, got "
+     "0.0.0.0"},
+    {{{"management.fault_injection", "maybe"}}, "management.fault_injection"},
   }));
   auto s = load(x.values);
   REQUIRE_FALSE(s);

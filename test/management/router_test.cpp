@@ -70,6 +70,29 @@ struct fake_source : management_source {
     applied.emplace_back(op, address);
     return {};
   }
+  // What set_fault was asked, in order; the faults in force.
+  std::vector<fault_request> fault_requests;
+  std::vector<fault_view> in_force;
+  runtime::expected<std::vector<fault_view>> faults() const override {
+    return or_fail(in_force);
+  }
+  runtime::error set_fault(const fault_request& f) override {
+    if (fail_next)
+      return fail_next;
+    if (f.peer == "10.0.0.1:2552")
+      return runtime::make_error(errc::invalid_address,
+                                 "10.0.0.1:2552 is this node");
+    fault_requests.push_back(f);
+    for (auto d : f.directions) {
+      std::erase_if(in_force, [&](const fault_view& v) {
+        return v.peer == f.peer && v.direction == d;
+      });
+      if (f.blackhole || f.delay.count() > 0 || f.drop_probability > 0)
+        in_force.push_back(
+          {f.peer, d, f.blackhole, f.delay, f.drop_probability});
+    }
+    return {};
+  }
 };
 
 fake_source three_members() {
@@ -91,6 +114,16 @@ fake_source three_members() {
 
 http_request get(std::string target) {
   return http_request{"GET", std::move(target), {}, {}, {}};
+}
+
+http_request del(std::string target, std::string auth = {}) {
+  return http_request{"DELETE", std::move(target), std::move(auth), {}, {}};
+}
+
+router_settings with_faults() {
+  router_settings s;
+  s.fault_injection = true;
+  return s;
 }
 
 http_request put(std::string target, std::string body,
@@ -340,4 +373,162 @@ TEST_CASE("management: percent_decode and equal_secret") {
   CHECK_FALSE(equal_secret("abc", "abd"));
   CHECK_FALSE(equal_secret("abc", "abcd"));
   CHECK(equal_secret("", ""));
+}
+
+TEST_CASE("management: /faults is 403 naming the key while fault injection "
+          "is off, and nothing is set") {
+  auto src = three_members();
+  for (auto& req :
+       {get("/faults"), put("/faults/10.0.0.2:2552", "blackhole=true"),
+        del("/faults/10.0.0.2:2552"), del("/faults")}) {
+    INFO(req.method << " " << req.target);
+    auto r = handle(src, {}, req);
+    CHECK(r.status == 403);
+    CHECK(error_of(r).find("management.fault_injection=true")
+          != std::string::npos);
+  }
+  CHECK(src.fault_requests.empty());
+}
+
+TEST_CASE("management: PUT /faults/{peer} sets the named fault on the named "
+          "directions, from a form or a JSON body") {
+  using fd = fault_direction;
+  struct row {
+    std::string body;
+    std::vector<fd> directions;
+    bool blackhole;
+    int64_t delay_ms;
+    double drop;
+  };
+  auto x = GENERATE(values<row>({
+    {"blackhole=true", {fd::inbound, fd::outbound}, true, 0, 0.0},
+    {"blackhole=TRUE&direction=inbound", {fd::inbound}, true, 0, 0.0},
+    {"direction=outbound&delay_ms=250", {fd::outbound}, false, 250, 0.0},
+    {"drop_probability=0.25&direction=both",
+     {fd::inbound, fd::outbound},
+     false,
+     0,
+     0.25},
+    {R"({"blackhole":true,"direction":"outbound"})",
+     {fd::outbound},
+     true,
+     0,
+     0.0},
+    {R"({"delay_ms":100,"drop_probability":1})",
+     {fd::inbound, fd::outbound},
+     false,
+     100,
+     1.0},
+  }));
+  auto src = three_members();
+  INFO(x.body);
+  auto r = handle(src, with_faults(), put("/faults/10.0.0.2%3A2552", x.body));
+  CHECK(r.status == 200);
+  REQUIRE(src.fault_requests.size() == 1);
+  auto& f = src.fault_requests[0];
+  CHECK(f.peer == "10.0.0.2:2552");
+  CHECK(f.directions == x.directions);
+  CHECK(f.blackhole == x.blackhole);
+  CHECK(f.delay == std::chrono::milliseconds{x.delay_ms});
+  CHECK(f.drop_probability == x.drop);
+  CHECK(std::string{parse(r)["message"].GetString()}.find("10.0.0.2:2552")
+        != std::string::npos);
+}
+
+TEST_CASE("management: bad fault bodies and peers are 4xx naming what was "
+          "wrong, and nothing is set") {
+  struct row {
+    std::string target;
+    std::string body;
+    unsigned status;
+    std::string says;
+  };
+  auto x = GENERATE(values<row>({
+    {"/faults/10.0.0.2:2552", "", 400, "names no fault"},
+    {"/faults/10.0.0.2:2552", "direction=inbound", 400, "names no fault"},
+    {"/faults/10.0.0.2:2552", "blackhole=yes", 400,
+     "blackhole must be true or false, got \"yes\""},
+    {"/faults/10.0.0.2:2552", "blackhole=true&direction=sideways", 400,
+     "direction must be inbound, outbound or both"},
+    {"/faults/10.0.0.2:2552", "delay_ms=-5", 400,
+     "delay_ms must be an integer from 0 to 600000"},
+    {"/faults/10.0.0.2:2552", "delay_ms=10s", 400, "delay_ms must be"},
+    {"/faults/10.0.0.2:2552", "drop_probability=1.5", 400,
+     "drop_probability must be a number from 0.0 to 1.0"},
+    {"/faults/10.0.0.2:2552", "drop_probability=nan", 400,
+     "drop_probability must be"},
+    {"/faults/10.0.0.2:2552", "blackhole=true&partition=yes", 400,
+     "unknown field \"partition\""},
+    {"/faults/10.0.0.2:2552", "blackhole=tr%ZZue", 400, "broken %-escape"},
+    {"/faults/10.0.0.2:2552", R"({"blackhole":[true]})", 400,
+     "is not a string, number or boolean"},
+    {"/faults/10.0.0.2:2552", "{nope", 400, "not a JSON object"},
+    {"/faults/%ZZ", "blackhole=true", 400, "the peer in the path is malformed"},
+    {"/faults/10.0.0.1:2552", "blackhole=true", 400, "is this node"},
+  }));
+  auto src = three_members();
+  INFO(x.target << " " << x.body);
+  auto r = handle(src, with_faults(), put(x.target, x.body));
+  CHECK(r.status == x.status);
+  CHECK(error_of(r).find(x.says) != std::string::npos);
+  CHECK(src.fault_requests.empty());
+}
+
+TEST_CASE("management: GET /faults lists the faults in force, DELETE heals "
+          "one peer or every peer once, changes need the token") {
+  auto src = three_members();
+  auto s = with_faults();
+  REQUIRE(handle(src, s, put("/faults/10.0.0.2:2552", "blackhole=true")).status
+          == 200);
+  REQUIRE(handle(src, s,
+                 put("/faults/10.0.0.3:2552",
+                     "direction=outbound&delay_ms=40&drop_probability=0.5"))
+            .status
+          == 200);
+  auto listed = parse(handle(src, s, get("/faults")));
+  REQUIRE(listed.IsArray());
+  REQUIRE(listed.Size() == 3);
+  auto& last = listed[2];
+  CHECK(std::string{last["peer"].GetString()} == "10.0.0.3:2552");
+  CHECK(std::string{last["direction"].GetString()} == "outbound");
+  CHECK_FALSE(last["blackhole"].GetBool());
+  CHECK(last["delay_ms"].GetInt64() == 40);
+  CHECK(last["drop_probability"].GetDouble() == 0.5);
+  CHECK(listed[0]["blackhole"].GetBool());
+  // One peer healed (both directions, a healthy request).
+  CHECK(handle(src, s, del("/faults/10.0.0.2:2552")).status == 200);
+  auto& healed = src.fault_requests.back();
+  CHECK(healed.peer == "10.0.0.2:2552");
+  CHECK(healed.directions.size() == 2);
+  CHECK_FALSE(healed.blackhole);
+  CHECK(src.in_force.size() == 1);
+  // Every peer: each once.
+  REQUIRE(handle(src, s, put("/faults/10.0.0.2:2552", "blackhole=true")).status
+          == 200);
+  auto before = src.fault_requests.size();
+  auto all = handle(src, s, del("/faults"));
+  CHECK(all.status == 200);
+  CHECK(std::string{parse(all)["message"].GetString()} == "healed 2 peer(s)");
+  CHECK(src.fault_requests.size() == before + 2);
+  CHECK(src.in_force.empty());
+  // Methods.
+  auto wrong = handle(
+    src, s,
+    http_request{"POST", "/faults/10.0.0.2:2552", {}, {}, "blackhole=true"});
+  CHECK(wrong.status == 405);
+  CHECK(wrong.allow == "PUT, DELETE");
+  CHECK(handle(src, s, put("/faults", "blackhole=true")).allow
+        == "GET, HEAD, DELETE");
+  // With a token: PUT and DELETE need it, GET does not.
+  s.require_token = true;
+  s.token = "s3cret-token-0123";
+  CHECK(handle(src, s, put("/faults/10.0.0.2:2552", "blackhole=true")).status
+        == 401);
+  CHECK(handle(src, s, del("/faults")).status == 401);
+  CHECK(handle(src, s, get("/faults")).status == 200);
+  CHECK(handle(src, s,
+               put("/faults/10.0.0.2:2552", "blackhole=true", {},
+                   "Bearer s3cret-token-0123"))
+          .status
+        == 200);
 }

@@ -57,6 +57,11 @@ void declare_management_config(runtime::config_schema& schema) {
     "Open management connections at most; more are answered 503 and "
     "closed.",
     1, 10000);
+  runtime::add_non_negative_key(
+    schema, "management.fault_injection", config_type::boolean, "false",
+    "Serve /faults, which blackholes, delays or drops this node's cluster "
+    "traffic with chosen peers (chaos tests, the demo's partition). Only "
+    "with a loopback management.bind; never in production.");
 }
 
 runtime::error validate(const management_settings& s) {
@@ -80,6 +85,11 @@ runtime::error validate(const management_settings& s) {
     return invalid(fmt::format("management.query_timeout must be positive, "
                                "got {}ms",
                                s.query_timeout.count()));
+  if (s.fault_injection && !s.loopback())
+    return invalid(fmt::format("management.fault_injection needs a loopback "
+                               "management.bind, got {}: anyone who reaches "
+                               "the API could cut the node off",
+                               s.bind));
   if (s.max_connections < 1)
     return invalid("management.max_connections must be at least 1, got 0");
   return {};
@@ -96,6 +106,7 @@ management_settings_from_config(const runtime::config& cfg) {
     cfg.get<runtime::timespan>("management.query_timeout"));
   s.max_connections
     = static_cast<size_t>(cfg.get<int64_t>("management.max_connections"));
+  s.fault_injection = cfg.get<bool>("management.fault_injection");
   if (auto err = validate(s))
     return err;
   return s;
@@ -107,6 +118,7 @@ router_settings router_settings_of(const management_settings& s,
   r.require_token = !s.loopback();
   r.token = s.token.reveal();
   r.dashboard_html = std::move(dashboard_html);
+  r.fault_injection = s.fault_injection;
   return r;
 }
 

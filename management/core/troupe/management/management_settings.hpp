@@ -33,6 +33,10 @@ struct management_settings {
   std::chrono::milliseconds query_timeout{2000};
   /// Open connections at most (`management.max_connections`).
   size_t max_connections = 64;
+  /// Serve `/faults`, which blackholes, delays or drops this node's
+  /// traffic with chosen peers (`management.fault_injection`): for chaos
+  /// tests and the demo's partition, never in production. Loopback only.
+  bool fault_injection = false;
 
   /// True if `bind` is a loopback address (127.0.0.0/8 or ::1).
   bool loopback() const;
@@ -51,7 +55,7 @@ management_settings_from_config(const runtime::config& cfg);
 
 /// Checks the rules the keys' bounds cannot: `bind` is an IPv4 or IPv6
 /// literal; a non-loopback `bind` needs a token; a token has at least
-/// `min_token_size` bytes.
+/// `min_token_size` bytes; fault injection only on a loopback `bind`.
 runtime::error validate(const management_settings& s);
 
 /// The router's settings for `s` (the token required off loopback) and the

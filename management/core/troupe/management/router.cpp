@@ -1,6 +1,9 @@
 #include "troupe/management/router.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
@@ -208,52 +211,197 @@ http_response answer(const runtime::expected<T>& x, Render&& f) {
   return json(200, f(*x));
 }
 
-// The operation named by a PUT body: `operation=leave` (a form, Akka's
-// `operation=Leave` too) or `{"operation": "leave"}`.
-runtime::expected<member_operation> parse_operation(const http_request& req) {
-  auto bad = [](std::string why) {
-    return runtime::make_error(errc::invalid_request, std::move(why));
-  };
-  std::string op;
+// One field of a request body.
+struct body_field {
+  std::string name;
+  std::string text;
+  /// False for a JSON number, boolean or null (rendered as text).
+  bool is_string = true;
+};
+
+struct body_fields {
+  bool is_json = false;
+  std::vector<body_field> fields;
+
+  const body_field* find(std::string_view name) const {
+    for (auto& f : fields)
+      if (f.name == name)
+        return &f;
+    return nullptr;
+  }
+};
+
+runtime::error bad_request(std::string why) {
+  return runtime::make_error(errc::invalid_request, std::move(why));
+}
+
+// The fields of a body: a form (`k=v&k2=v2`, percent-decoded) or, with a
+// JSON content type or a body that starts with '{', a JSON object whose
+// values are strings, numbers, booleans or null.
+runtime::expected<body_fields> parse_body(const http_request& req) {
+  body_fields out;
   auto body = std::string_view{req.body};
-  auto is_json = req.content_type.rfind("application/json", 0) == 0
-                 || (!body.empty() && body.front() == '{');
-  if (is_json) {
+  out.is_json = req.content_type.rfind("application/json", 0) == 0
+                || (!body.empty() && body.front() == '{');
+  if (out.is_json) {
     rapidjson::Document doc;
     doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
     if (doc.HasParseError() || !doc.IsObject())
-      return bad("the body is not a JSON object");
-    auto i = doc.FindMember("operation");
-    if (i == doc.MemberEnd() || !i->value.IsString())
-      return bad("the body has no string field \"operation\"");
-    op.assign(i->value.GetString(), i->value.GetStringLength());
-  } else {
-    // A form: key=value pairs joined by '&'.
-    while (!body.empty()) {
-      auto amp = body.find('&');
-      auto pair = body.substr(0, amp);
-      body = amp == std::string_view::npos ? std::string_view{}
-                                           : body.substr(amp + 1);
-      auto eq = pair.find('=');
-      if (eq != std::string_view::npos && pair.substr(0, eq) == "operation") {
-        auto value = percent_decode(pair.substr(eq + 1));
-        if (!value)
-          return bad("the operation has a broken %-escape");
-        op = *value;
-      }
+      return bad_request("the body is not a JSON object");
+    for (auto& m : doc.GetObject()) {
+      body_field f;
+      f.name.assign(m.name.GetString(), m.name.GetStringLength());
+      auto& v = m.value;
+      f.is_string = v.IsString();
+      if (v.IsString())
+        f.text.assign(v.GetString(), v.GetStringLength());
+      else if (v.IsBool())
+        f.text = v.GetBool() ? "true" : "false";
+      else if (v.IsNumber())
+        f.text = render([&](json_writer& w) { v.Accept(w); });
+      else if (!v.IsNull())
+        return bad_request(fmt::format("the field \"{}\" is not a string, "
+                                       "number or boolean",
+                                       f.name.substr(0, 64)));
+      out.fields.push_back(std::move(f));
     }
-    if (op.empty())
-      return bad("the body names no operation (operation=leave or "
-                 "operation=down)");
+    return out;
   }
-  for (auto& c : op)
+  while (!body.empty()) {
+    auto amp = body.find('&');
+    auto pair = body.substr(0, amp);
+    body = amp == std::string_view::npos ? std::string_view{}
+                                         : body.substr(amp + 1);
+    auto eq = pair.find('=');
+    auto name = percent_decode(pair.substr(0, eq));
+    auto value = percent_decode(
+      eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+    if (!name || !value)
+      return bad_request(
+        fmt::format("the field \"{}\" has a broken %-escape",
+                    std::string{pair.substr(0, std::min<size_t>(eq, 64))}));
+    out.fields.push_back(body_field{*name, *value, true});
+  }
+  return out;
+}
+
+std::string lower(std::string x) {
+  for (auto& c : x)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return x;
+}
+
+// The operation named by a PUT body: `operation=leave` (a form, Akka's
+// `operation=Leave` too) or `{"operation": "leave"}`.
+runtime::expected<member_operation> parse_operation(const http_request& req) {
+  auto body = parse_body(req);
+  if (!body)
+    return body.error();
+  auto* f = body->find("operation");
+  if (body->is_json && (!f || !f->is_string))
+    return bad_request("the body has no string field \"operation\"");
+  if (!f || f->text.empty())
+    return bad_request("the body names no operation (operation=leave or "
+                       "operation=down)");
+  auto op = lower(f->text);
   if (op == "leave")
     return member_operation::leave;
   if (op == "down")
     return member_operation::down;
-  return bad(
+  return bad_request(
     fmt::format("unknown operation \"{}\" (leave or down)", op.substr(0, 64)));
+}
+
+// The fault named by a PUT /faults/{peer} body. Unknown fields are
+// refused: a typo must not inject a different fault than meant.
+runtime::expected<fault_request> parse_fault(const http_request& req,
+                                             std::string peer) {
+  auto body = parse_body(req);
+  if (!body)
+    return body.error();
+  fault_request out;
+  out.peer = std::move(peer);
+  for (auto& f : body->fields) {
+    auto value = lower(f.text);
+    auto bad_value = [&](std::string_view expected) {
+      return bad_request(fmt::format("{} must be {}, got \"{}\"", f.name,
+                                     expected, f.text.substr(0, 64)));
+    };
+    if (f.name == "direction") {
+      if (value == "inbound")
+        out.directions = {fault_direction::inbound};
+      else if (value == "outbound")
+        out.directions = {fault_direction::outbound};
+      else if (value == "both")
+        out.directions.clear();
+      else
+        return bad_value("inbound, outbound or both");
+    } else if (f.name == "blackhole") {
+      if (value != "true" && value != "false")
+        return bad_value("true or false");
+      out.blackhole = value == "true";
+    } else if (f.name == "delay_ms") {
+      int64_t ms = -1;
+      auto [end, ec]
+        = std::from_chars(value.data(), value.data() + value.size(), ms);
+      if (ec != std::errc{} || end != value.data() + value.size() || ms < 0
+          || ms > 600000)
+        return bad_value("an integer from 0 to 600000");
+      out.delay = std::chrono::milliseconds{ms};
+    } else if (f.name == "drop_probability") {
+      char* end = nullptr;
+      auto p = std::strtod(value.c_str(), &end);
+      if (value.empty() || end != value.c_str() + value.size() || !(p >= 0.0)
+          || p > 1.0)
+        return bad_value("a number from 0.0 to 1.0");
+      out.drop_probability = p;
+    } else {
+      return bad_request(
+        fmt::format("unknown field \"{}\" (direction, blackhole, delay_ms, "
+                    "drop_probability)",
+                    f.name.substr(0, 64)));
+    }
+  }
+  if (!out.blackhole && out.delay.count() == 0 && out.drop_probability == 0.0)
+    return bad_request("the body names no fault (blackhole=true, delay_ms=N "
+                       "or drop_probability=P); DELETE heals a link");
+  if (out.directions.empty())
+    out.directions = {fault_direction::inbound, fault_direction::outbound};
+  return out;
+}
+
+const char* to_string(fault_direction d) {
+  return d == fault_direction::inbound ? "inbound" : "outbound";
+}
+
+std::string render_faults(const std::vector<fault_view>& xs) {
+  return render([&](json_writer& w) {
+    w.StartArray();
+    for (auto& x : xs) {
+      w.StartObject();
+      w.Key("peer");
+      put(w, x.peer);
+      w.Key("direction");
+      put(w, to_string(x.direction));
+      w.Key("blackhole");
+      w.Bool(x.blackhole);
+      w.Key("delay_ms");
+      w.Int64(static_cast<int64_t>(x.delay.count()));
+      w.Key("drop_probability");
+      w.Double(x.drop_probability);
+      w.EndObject();
+    }
+    w.EndArray();
+  });
+}
+
+http_response message(std::string_view text) {
+  return json(200, render([&](json_writer& w) {
+                w.StartObject();
+                w.Key("message");
+                put(w, text);
+                w.EndObject();
+              }));
 }
 
 bool authorized(const router_settings& s, const http_request& req) {
@@ -271,6 +419,67 @@ http_response method_not_allowed(std::string allow) {
   auto r = failure(405, fmt::format("method not allowed (allowed: {})", allow));
   r.allow = std::move(allow);
   return r;
+}
+
+http_response unauthorized() {
+  return failure(
+    401, "this endpoint needs Authorization: Bearer <management.token>");
+}
+
+// `/faults` and `/faults/{host:port}`.
+http_response handle_faults(management_source& source, const router_settings& s,
+                            const http_request& req, std::string_view path) {
+  if (!s.fault_injection)
+    return failure(403, "fault injection is off on this node (start it with "
+                        "management.fault_injection=true, loopback only)");
+  auto changes = req.method == "PUT" || req.method == "DELETE";
+  if (changes && !authorized(s, req))
+    return unauthorized();
+  if (path == "/faults" || path == "/faults/") {
+    if (req.method == "DELETE") {
+      auto all = source.faults();
+      if (!all)
+        return from_error(all.error());
+      std::vector<std::string> peers;
+      for (auto& f : *all)
+        if (std::find(peers.begin(), peers.end(), f.peer) == peers.end())
+          peers.push_back(f.peer);
+      for (auto& p : peers) {
+        fault_request heal;
+        heal.peer = p;
+        heal.directions = {fault_direction::inbound, fault_direction::outbound};
+        if (auto err = source.set_fault(heal))
+          return from_error(err);
+      }
+      return message(fmt::format("healed {} peer(s)", peers.size()));
+    }
+    if (req.method != "GET" && req.method != "HEAD")
+      return method_not_allowed("GET, HEAD, DELETE");
+    return answer(source.faults(), render_faults);
+  }
+  auto peer = percent_decode(path.substr(std::string_view{"/faults/"}.size()));
+  if (!peer || peer->empty() || peer->find('/') != std::string::npos)
+    return failure(400, "the peer in the path is malformed (want host:port)");
+  fault_request f;
+  if (req.method == "PUT") {
+    auto parsed = parse_fault(req, *peer);
+    if (!parsed)
+      return from_error(parsed.error());
+    f = std::move(*parsed);
+  } else if (req.method == "DELETE") {
+    f.peer = *peer;
+    f.directions = {fault_direction::inbound, fault_direction::outbound};
+  } else {
+    return method_not_allowed("PUT, DELETE");
+  }
+  if (auto err = source.set_fault(f))
+    return from_error(err);
+  if (req.method == "DELETE")
+    return message(fmt::format("healed the link to {}", *peer));
+  return message(fmt::format("fault set on the link to {} ({})", *peer,
+                             f.directions.size() == 2
+                               ? "both directions"
+                               : to_string(f.directions.front())));
 }
 
 } // namespace
@@ -357,22 +566,15 @@ http_response handle(management_source& source, const router_settings& s,
       return failure(400, "the member address in the path is malformed");
     if (req.method == "PUT") {
       if (!authorized(s, req))
-        return failure(401, "this endpoint needs Authorization: Bearer "
-                            "<management.token>");
+        return unauthorized();
       auto op = parse_operation(req);
       if (!op)
         return failure(400, op.error().message);
       if (auto err = source.apply(*op, *address))
         return from_error(err);
-      return json(
-        200, render([&](json_writer& w) {
-          w.StartObject();
-          w.Key("message");
-          put(w, fmt::format("{} of {} started",
-                             *op == member_operation::leave ? "leave" : "down",
-                             *address));
-          w.EndObject();
-        }));
+      return message(fmt::format(
+        "{} of {} started", *op == member_operation::leave ? "leave" : "down",
+        *address));
     }
     if (req.method != "GET" && req.method != "HEAD")
       return method_not_allowed("GET, HEAD, PUT");
@@ -404,6 +606,8 @@ http_response handle(management_source& source, const router_settings& s,
       return json(200, render_shards(**x));
     });
   }
+  if (path == "/faults" || path.substr(0, 8) == "/faults/")
+    return handle_faults(source, s, req, path);
   return failure(
     404, fmt::format("no such path: {}", std::string{path.substr(0, 128)}));
 }

@@ -17,8 +17,9 @@
 /// Paths and verbs follow Akka Management's cluster HTTP API
 /// (`/cluster/members`, `PUT /cluster/members/{address}` with
 /// `operation=leave|down`, `/cluster/shards/{type}`) and its health checks
-/// (`/ready`, `/alive`); `/singletons`, `/leases`, `/metrics` and `/` (the
-/// dashboard) are troupe's. Answers are JSON with snake_case fields;
+/// (`/ready`, `/alive`); `/singletons`, `/leases`, `/metrics`, `/` (the
+/// dashboard) and `/faults` (fault injection for tests and the demo, off
+/// by default) are troupe's. Answers are JSON with snake_case fields;
 /// errors are `{"error": "..."}` with a 4xx or 503 status.
 
 namespace troupe::management {
@@ -119,6 +120,35 @@ struct health {
 /// What `PUT /cluster/members/{address}` asks for.
 enum class member_operation { leave, down };
 
+/// The direction of an injected fault, as the transport's `direction`:
+/// `outbound` drops (or delays) what this node sends to the peer,
+/// `inbound` what it receives from the peer.
+enum class fault_direction { inbound, outbound };
+
+/// `PUT /faults/{host:port}`: a fault on this node's link to one peer
+/// endpoint (the transport's `link_fault`, cluster/transport.hpp). A
+/// healthy value (no blackhole, no delay, no drops) heals the link.
+struct fault_request {
+  /// The peer's cluster endpoint, `host:port` (no uid: the fault stays
+  /// when the peer restarts with a new one).
+  std::string peer;
+  /// One direction, or both when empty.
+  std::vector<fault_direction> directions;
+  bool blackhole = false;
+  std::chrono::milliseconds delay{0};
+  /// 0.0 to 1.0.
+  double drop_probability = 0.0;
+};
+
+/// A fault in force (`GET /faults`).
+struct fault_view {
+  std::string peer;
+  fault_direction direction = fault_direction::outbound;
+  bool blackhole = false;
+  std::chrono::milliseconds delay{0};
+  double drop_probability = 0.0;
+};
+
 /// What the router reads and asks of the node. Implementations answer
 /// within their own bound; an error with errc::unavailable becomes 503,
 /// errc::unknown_member 404, errc::invalid_address or invalid_request 400,
@@ -145,6 +175,12 @@ public:
   /// `#uid`); the effect follows through gossip.
   virtual runtime::error apply(member_operation op, const std::string& address)
     = 0;
+  /// The faults in force, sorted by peer and direction.
+  virtual runtime::expected<std::vector<fault_view>> faults() const = 0;
+  /// Sets (or, with a healthy request, heals) the fault of each direction
+  /// of `f`. Errors: errc::invalid_address for a peer that is not
+  /// `host:port` or is this node.
+  virtual runtime::error set_fault(const fault_request& f) = 0;
 };
 
 /// The router's settings (from `management.*`).
@@ -158,12 +194,23 @@ struct router_settings {
   std::string dashboard_html;
   /// Larger bodies get 413.
   size_t max_body = 64 * 1024;
+  /// Serve `/faults` (`management.fault_injection`); when false every
+  /// request there gets 403 naming the key.
+  bool fault_injection = false;
 };
 
 /// Answers `req`. Never throws; every error is a response naming what was
-/// wrong (400 bad body or address, 401 token, 404 unknown path, member or
-/// type, 405 method with `allow`, 413 body too large, 503 a module did not
-/// answer, 500 anything else).
+/// wrong (400 bad body or address, 401 token, 403 fault injection off,
+/// 404 unknown path, member or type, 405 method with `allow`, 413 body too
+/// large, 503 a module did not answer, 500 anything else).
+///
+/// Fault injection (`management.fault_injection`): `GET /faults` lists the
+/// faults in force; `PUT /faults/{host:port}` with `blackhole=true`,
+/// `delay_ms=N` and/or `drop_probability=P`, and `direction=inbound`,
+/// `outbound` or `both` (the default), as a form or a JSON object, sets
+/// them; `DELETE /faults/{host:port}` heals both directions of one peer,
+/// `DELETE /faults` every peer. PUT and DELETE need the token like every
+/// change.
 http_response handle(management_source& source, const router_settings& s,
                      const http_request& req);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/membership_state.hpp"
 #include "troupe/management/cluster_views.hpp"
 #include "troupe/management/errc.hpp"
@@ -67,6 +69,9 @@ struct management_service::state {
   std::vector<lease::lease_handle> leases;
   caf::actor agent;
   std::unique_ptr<http_server> server;
+  // The faults set through /faults (the transport does not list them).
+  std::map<std::pair<cluster::endpoint, fault_direction>, cluster::link_fault>
+    faults;
 
   std::optional<cluster::membership_state> view() const {
     std::lock_guard guard{mtx};
@@ -333,7 +338,67 @@ public:
     return {};
   }
 
+  runtime::expected<std::vector<fault_view>> faults() const override {
+    std::lock_guard guard{st_->mtx};
+    std::vector<fault_view> out;
+    for (auto& [key, f] : st_->faults)
+      out.push_back(fault_view{
+        cluster::to_string(key.first), key.second, f.blackhole,
+        std::chrono::duration_cast<std::chrono::milliseconds>(f.delay),
+        f.drop_probability});
+    return out;
+  }
+
+  runtime::error set_fault(const fault_request& f) override {
+    auto peer = cluster::parse_seed_node(f.peer);
+    if (!peer)
+      return runtime::make_error(
+        errc::invalid_address,
+        fmt::format("the peer \"{}\" is not host:port", f.peer.substr(0, 64)));
+    if (*peer == cluster::endpoint_of(st_->cluster.self_address()))
+      return runtime::make_error(
+        errc::invalid_address,
+        fmt::format("{} is this node; name a peer", f.peer.substr(0, 64)));
+    cluster::link_fault fault;
+    fault.blackhole = f.blackhole;
+    fault.delay = f.delay;
+    fault.drop_probability = f.drop_probability;
+    auto& transport = st_->remoting.transport();
+    std::lock_guard guard{st_->mtx};
+    for (auto d : f.directions) {
+      transport.set_fault(*peer,
+                          d == fault_direction::inbound
+                            ? cluster::direction::inbound
+                            : cluster::direction::outbound,
+                          fault);
+      if (fault.is_healthy())
+        st_->faults.erase({*peer, d});
+      else
+        st_->faults[{*peer, d}] = fault;
+    }
+    // Loud on purpose: an injected fault explains whatever follows.
+    if (fault.is_healthy())
+      st_->log.warning("fault injection: healed the link to {} ({})",
+                       cluster::to_string(*peer), directions_text(f));
+    else
+      st_->log.warning(
+        "fault injection: {} the link to {} ({}; asked through the "
+        "management API)",
+        fault.blackhole ? std::string{"blackholed"}
+                        : fmt::format("delay {}ms, drop probability {} on",
+                                      f.delay.count(), f.drop_probability),
+        cluster::to_string(*peer), directions_text(f));
+    return {};
+  }
+
 private:
+  static std::string directions_text(const fault_request& f) {
+    if (f.directions.size() == 2)
+      return "both directions";
+    return f.directions.front() == fault_direction::inbound ? "inbound"
+                                                            : "outbound";
+  }
+
   std::string self() const {
     return runtime::to_string(st_->cluster.self_address());
   }
