@@ -184,6 +184,9 @@ std::vector<std::string> demo_cluster::node_argv(size_t i) const {
   };
   for (auto& f : timing_.node_flags())
     argv.push_back(f);
+  // The partition is made through /faults (loopback only).
+  if (opts_.failure == failure_kind::partition)
+    argv.push_back("--management.fault_injection=true");
   switch (opts_.lease) {
     case lease_kind::file:
       argv.push_back("--lease.backend=file");

@@ -14,7 +14,7 @@
 
 namespace troupe::demo {
 
-/// Blocking GETs for the launcher's main thread. Not thread-safe: one
+/// Blocking HTTP calls for the launcher's main thread. Not thread-safe: one
 /// caller at a time.
 class http_getter {
 public:
@@ -23,6 +23,10 @@ public:
   /// URL's index. Each exchange ends within `timeout`.
   std::vector<runtime::expected<runtime::http_response>>
   get_all(const std::vector<std::string>& urls, runtime::timespan timeout);
+
+  /// Sends every request concurrently and waits for all (as `get_all`).
+  std::vector<runtime::expected<runtime::http_response>>
+  call_all(std::vector<runtime::http_request> requests);
 
   /// One GET.
   runtime::expected<runtime::http_response> get(const std::string& url,

@@ -131,8 +131,9 @@ std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
   app
     .add_option("--failure", failure,
                 "What happens to the singleton's host: kill (SIGKILL), "
-                "partition (needs root and network namespaces; else a kill) "
-                "or none")
+                "partition (its cluster links blackholed both ways through "
+                "the management API's /faults; it downs itself as the "
+                "minority) or none")
     ->check(CLI::IsMember({"kill", "partition", "none"}))
     ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "Print only the verdict");

@@ -2,10 +2,12 @@
 
 namespace troupe::demo {
 
-cluster_snapshot poll_cluster(demo_cluster& cluster, http_getter& http) {
+cluster_snapshot poll_cluster(demo_cluster& cluster, http_getter& http,
+                              const std::set<std::string>& cut_off) {
   std::vector<std::string> bases;
   for (auto& n : cluster.nodes())
-    if (auto* p = cluster.procs().find(n.name); p && p->running())
+    if (auto* p = cluster.procs().find(n.name);
+        p && p->running() && cut_off.count(n.name) == 0)
       bases.push_back(cluster.management_url(n));
   std::vector<std::string> urls;
   for (auto& b : bases) {

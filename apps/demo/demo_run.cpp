@@ -134,7 +134,7 @@ bool demo_run::wait_for_members() {
                         tail.empty() ? "" : ":\n" + tail);
         return false;
       }
-    auto snap = poll_cluster(cluster_, http_);
+    auto snap = poll_cluster(cluster_, http_, cut_off_);
     if (snap.up_count() == opts_.nodes) {
       show(snap);
       return true;
@@ -195,24 +195,20 @@ void demo_run::run_for(runtime::timespan d, const char* phase) {
   while (!interrupted_ && steady::now() < until) {
     auto next = steady::now() + 1s;
     cluster_.procs().pump(0ms);
-    show(poll_cluster(cluster_, http_));
+    show(poll_cluster(cluster_, http_, cut_off_));
     std::this_thread::sleep_until(std::min(next, until));
   }
 }
 
-// Finds the singleton's host and SIGKILLs it (a partition falls back to a
-// kill: see the message); false with setup_error_ set when no node hosts
-// the singleton within 20s.
+// Finds the singleton's host and SIGKILLs it, or cuts it off from the
+// other nodes (--failure partition); false with setup_error_ set when no
+// node hosts the singleton within 20s or the cut could not be made.
 bool demo_run::fail_singleton_host() {
-  if (opts_.failure == failure_kind::partition)
-    say("partition: not implemented yet (it needs root and network "
-        "namespaces, or fault injection through the management API, "
-        "which troupe does not offer yet); running a kill instead");
   auto until = steady::now() + 20s;
   cluster_snapshot snap;
   const node_ports* victim = nullptr;
   while (!interrupted_ && steady::now() < until) {
-    snap = poll_cluster(cluster_, http_);
+    snap = poll_cluster(cluster_, http_, cut_off_);
     if (snap.singleton_host && snap.singleton_token)
       victim = cluster_.node_at(*snap.singleton_host);
     if (victim != nullptr)
@@ -226,19 +222,70 @@ bool demo_run::fail_singleton_host() {
     return false;
   }
   failover_watch w;
+  w.failure = opts_.failure == failure_kind::partition ? "partition" : "kill";
   w.victim = victim->name;
+  w.victim_api = fmt::format("127.0.0.1:{}", victim->api);
   w.victim_address = *snap.singleton_host;
   w.victim_token = *snap.singleton_token;
   for (auto& [address, ids] : snap.shards)
     if (cluster_.node_at(address) == victim)
       w.victim_shards.insert(ids.begin(), ids.end());
-  auto* proc = cluster_.procs().find(victim->name);
-  say(fmt::format("killing {} (the singleton's host, fencing token {}, {} "
-                  "shards) with SIGKILL",
-                  w.victim, w.victim_token, w.victim_shards.size()));
-  w.kill_ns = mono_ns();
-  cluster_.procs().signal(*proc, SIGKILL);
+  if (opts_.failure == failure_kind::partition) {
+    say(fmt::format("cutting {} (the singleton's host, fencing token {}, {} "
+                    "shards) off from the other nodes: every cluster link "
+                    "blackholed both ways through /faults; the lease store, "
+                    "the store and the client still reach it",
+                    w.victim, w.victim_token, w.victim_shards.size()));
+    w.kill_ns = mono_ns();
+    if (!cut_off(*victim))
+      return false;
+  } else {
+    auto* proc = cluster_.procs().find(victim->name);
+    say(fmt::format("killing {} (the singleton's host, fencing token {}, {} "
+                    "shards) with SIGKILL",
+                    w.victim, w.victim_token, w.victim_shards.size()));
+    w.kill_ns = mono_ns();
+    cluster_.procs().signal(*proc, SIGKILL);
+  }
   failover_ = std::move(w);
+  return true;
+}
+
+// Blackholes every cluster link between `victim` and the other running
+// nodes, both ways and on both ends (PUT /faults/{peer} on each node);
+// false with setup_error_ set when a node refused or did not answer.
+bool demo_run::cut_off(const node_ports& victim) {
+  std::vector<runtime::http_request> requests;
+  std::vector<std::string> what;
+  auto cut = [&](const node_ports& on, const node_ports& peer) {
+    runtime::http_request req;
+    req.method = "PUT";
+    req.url = fmt::format("{}/faults/127.0.0.1:{}", cluster_.management_url(on),
+                          peer.cluster);
+    req.headers.push_back(
+      {"Content-Type", "application/x-www-form-urlencoded"});
+    req.body = "blackhole=true&direction=both";
+    req.timeout = 2s;
+    requests.push_back(std::move(req));
+    what.push_back(fmt::format("{} dropping {}", on.name, peer.name));
+  };
+  for (auto& n : cluster_.nodes())
+    if (auto* p = cluster_.procs().find(n.name);
+        n.name != victim.name && p && p->running()) {
+      cut(victim, n);
+      cut(n, victim);
+    }
+  cut_off_.insert(victim.name);
+  auto answers = http_.call_all(std::move(requests));
+  for (size_t i = 0; i < answers.size(); ++i) {
+    auto& a = answers[i];
+    if (!a || a->status != 200) {
+      setup_error_ = fmt::format(
+        "the partition could not be made ({}): {}", what[i],
+        a ? fmt::format("{} {}", a->status, a->body) : a.error().message);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -250,7 +297,7 @@ void demo_run::watch_failover() {
   while (!interrupted_ && steady::now() < until
          && !(w.singleton_seen && w.shards_seen)) {
     cluster_.procs().pump(0ms);
-    auto snap = poll_cluster(cluster_, http_);
+    auto snap = poll_cluster(cluster_, http_, cut_off_);
     auto host = snap.singleton_host ? cluster_.name_of(*snap.singleton_host)
                                     : std::string{};
     if (!w.singleton_seen && !host.empty() && host != w.victim
@@ -259,8 +306,9 @@ void demo_run::watch_failover() {
       w.new_host = host;
       w.new_token = *snap.singleton_token;
       say(fmt::format("the singleton runs on {} with fencing token {} ({} "
-                      "after the kill, as the management endpoints show it)",
-                      host, w.new_token, seconds_text(*w.singleton_seen)));
+                      "after the {}, as the management endpoints show it)",
+                      host, w.new_token, seconds_text(*w.singleton_seen),
+                      w.failure));
     }
     // Every shard the victim hosted has a new home on another node.
     std::set<std::string> rehomed;
@@ -272,8 +320,9 @@ void demo_run::watch_failover() {
     if (!w.shards_seen && rehomed.size() == w.victim_shards.size()) {
       w.shards_seen = since_ns(w.kill_ns);
       say(fmt::format("the {} shards of {} run on the other nodes ({} after "
-                      "the kill, as the management endpoints show it)",
-                      rehomed.size(), w.victim, seconds_text(*w.shards_seen)));
+                      "the {}, as the management endpoints show it)",
+                      rehomed.size(), w.victim, seconds_text(*w.shards_seen),
+                      w.failure));
     }
     if (steady::now() - last_show >= 1s) {
       show(snap);
@@ -348,17 +397,20 @@ std::vector<verdict::failover_measure> demo_run::failover_measures() {
   };
   auto dir = fs::path{opts_.dir};
   out.push_back(
-    {"singleton failover (store: first accepted ledger record above token "
-       + std::to_string(w.victim_token) + " after the kill)",
+    {fmt::format("singleton failover (store: first accepted ledger record "
+                 "above token {} after the {})",
+                 w.victim_token, w.failure),
      since_kill(first_takeover_ns(read_all(dir / "ledger.jsonl"),
                                   w.victim_token, w.kill_ns)),
      ms(floor.singleton), ms(failover_limit)});
-  out.push_back({"shard failover (client: first ack for an account of "
-                   + w.victim + " after the kill)",
-                 since_kill(first_victim_ack_ns(
-                   read_all(dir / "client.log"), w.victim_shards,
-                   timing_.number_of_shards, w.kill_ns)),
-                 ms(floor.shards), ms(failover_limit)});
+  out.push_back(
+    {fmt::format("shard failover (client: first ack for an account of {} "
+                 "after the {}, from another node)",
+                 w.victim, w.failure),
+     since_kill(first_victim_ack_ns(read_all(dir / "client.log"),
+                                    w.victim_shards, timing_.number_of_shards,
+                                    w.kill_ns, w.victim_api)),
+     ms(floor.shards), ms(failover_limit)});
   return out;
 }
 

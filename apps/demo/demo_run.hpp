@@ -24,14 +24,20 @@ namespace troupe::demo {
 /// What the launcher saw of the failover (the verdict measures it again
 /// from the store's and the client's files).
 struct failover_watch {
-  /// The node killed and the token its singleton instance held.
+  /// "kill" or "partition".
+  std::string failure;
+  /// The node killed (or cut off) and the token its singleton instance
+  /// held.
   std::string victim;
+  /// The victim's app API, `host:port` (its acks do not count as the
+  /// shards' failover).
+  std::string victim_api;
   std::string victim_address;
   uint64_t victim_token = 0;
   /// The shards the victim hosted when it was killed.
   std::set<std::string> victim_shards;
-  /// CLOCK_MONOTONIC of the kill, ns (the store stamps its lines with the
-  /// same clock).
+  /// CLOCK_MONOTONIC of the kill or the cut, ns (the store stamps its
+  /// lines with the same clock).
   int64_t kill_ns = 0;
   /// When the management endpoints first showed a new host with a higher
   /// token, and no shard on the victim any more (since the kill).
@@ -63,6 +69,7 @@ private:
   void show(const cluster_snapshot& snap);
   void run_for(runtime::timespan d, const char* phase);
   bool fail_singleton_host();
+  bool cut_off(const node_ports& victim);
   void watch_failover();
   void stop_all();
   int finish(bool completed);
@@ -77,6 +84,8 @@ private:
   std::chrono::steady_clock::time_point start_;
   int lock_fd_ = -1;
   std::optional<failover_watch> failover_;
+  // Nodes behind the partition: not polled (their view is their own).
+  std::set<std::string> cut_off_;
   std::optional<std::string> setup_error_;
   std::unique_ptr<client::load_driver> load_;
   std::chrono::steady_clock::time_point load_started_;

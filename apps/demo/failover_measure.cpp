@@ -35,10 +35,9 @@ std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
   return first;
 }
 
-std::optional<int64_t>
-first_victim_ack_ns(std::string_view client_log,
-                    const std::set<std::string>& victim_shards,
-                    uint32_t number_of_shards, int64_t kill_ns) {
+std::optional<int64_t> first_victim_ack_ns(
+  std::string_view client_log, const std::set<std::string>& victim_shards,
+  uint32_t number_of_shards, int64_t kill_ns, std::string_view victim_api) {
   std::optional<int64_t> first;
   // Deposits first sent at or after the kill: the killed node cannot have
   // answered them (an answer it sent just before the kill may be logged
@@ -58,6 +57,7 @@ first_victim_ack_ns(std::string_view client_log,
     }
     if (ev->kind != client::client_event_kind::acked
         || sent_after.count(ev->deposit) == 0
+        || (!victim_api.empty() && ev->node == victim_api)
         || (first && ev->mono_ns >= *first))
       continue;
     auto shard = sharding::default_shard_id(ev->account, number_of_shards);

@@ -26,12 +26,14 @@ std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
 /// (client.log, client/client_log.hpp) of a deposit first sent at or after
 /// `kill_ns` to an account whose shard (sharding::default_shard_id with
 /// `number_of_shards`) is one of `victim_shards`: the first deposit to an
-/// account of the killed node that its new home persisted. (A deposit sent
-/// before the kill does not count: its answer may have left the killed node
-/// just before the kill.) None if there is none.
-std::optional<int64_t>
-first_victim_ack_ns(std::string_view client_log,
-                    const std::set<std::string>& victim_shards,
-                    uint32_t number_of_shards, int64_t kill_ns);
+/// account of the failed node that its new home persisted. (A deposit sent
+/// before the failure does not count: its answer may have left the failed
+/// node just before it.) An ack from `victim_api` (the failed node's app
+/// API, `host:port`) does not count either: a partitioned node still
+/// answers for its own shards until it downs itself. None if there is
+/// none.
+std::optional<int64_t> first_victim_ack_ns(
+  std::string_view client_log, const std::set<std::string>& victim_shards,
+  uint32_t number_of_shards, int64_t kill_ns, std::string_view victim_api);
 
 } // namespace troupe::demo

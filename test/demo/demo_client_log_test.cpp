@@ -34,6 +34,12 @@ TEST_CASE("client log: each kind of line round-trips") {
   auto [ev, line] = GENERATE(table<client_event, std::string>({
     {sent(17, "d3", "acct-1", 4), "17 sent d3 acct-1 4\n"},
     {acked(18, "d3", "acct-1", 4, 9), "18 acked d3 acct-1 4 9\n"},
+    {[] {
+       auto x = acked(18, "d3", "acct-1", 4, 9);
+       x.node = "127.0.0.1:8081";
+       return x;
+     }(),
+     "18 acked d3 acct-1 4 9 127.0.0.1:8081\n"},
     {failed(19, "d3", "127.0.0.1:8081 answered 503: {\"error\":\"x y\"}"),
      "19 failed d3 127.0.0.1:8081 answered 503: {\"error\":\"x y\"}\n"},
     {failed(20, "d4", ""), "20 failed d4 \n"},
@@ -55,7 +61,8 @@ TEST_CASE("client log: malformed lines do not parse") {
     "17 sent d3 acct-1 4 5", "17 sent d3 acct-1 4 ", "17 sent d3 acct-1 x",
     "17 sent d3 acct-1 0", "17 sent d3 acct-1 -2", "x sent d3 acct-1 4",
     "17 acked d3 acct-1 4", "17 acked d3 acct-1 4 -1", "17 wired d3 acct-1 4",
-    "17 sent  acct-1 4", "17 failed");
+    "17 sent  acct-1 4", "17 failed", "17 acked d3 acct-1 4 9 n1 n2",
+    "17 acked d3 acct-1 4 9 ", "17 sent d3 acct-1 4 n1");
   CAPTURE(line);
   CHECK_FALSE(parse_client_event(line));
 }

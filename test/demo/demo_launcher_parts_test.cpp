@@ -137,7 +137,7 @@ TEST_CASE("failover_measure: the first accepted higher token after the kill") {
 }
 
 TEST_CASE("failover_measure: the first ack of a new deposit to a victim "
-          "account") {
+          "account, from another node than the victim") {
   using troupe::sharding::default_shard_id;
   auto shard_of
     = [](const char* account) { return *default_shard_id(account, 30); };
@@ -148,8 +148,16 @@ TEST_CASE("failover_measure: the first ack of a new deposit to a victim "
                     "220 sent d1 acct-2 5\n"
                     "230 acked d1 acct-2 5 1\n" // not a victim account
                     "240 sent d2 acct-1 5\n"
-                    "900 acked d2 acct-1 5 2\n";
-  CHECK(first_victim_ack_ns(log, victim, 30, 200) == 900);
-  CHECK(first_victim_ack_ns(log, victim, 30, 950) == std::nullopt);
-  CHECK(first_victim_ack_ns(log, {}, 30, 0) == std::nullopt);
+                    "900 acked d2 acct-1 5 2\n"
+                    // A partitioned victim still answers for its shards:
+                    // its own acks do not count.
+                    "910 sent d3 acct-1 5\n"
+                    "920 acked d3 acct-1 5 3 127.0.0.1:9001\n"
+                    "930 sent d4 acct-1 5\n"
+                    "990 acked d4 acct-1 5 4 127.0.0.1:9002\n";
+  CHECK(first_victim_ack_ns(log, victim, 30, 200, "127.0.0.1:9001") == 900);
+  CHECK(first_victim_ack_ns(log, victim, 30, 905, "127.0.0.1:9001") == 990);
+  CHECK(first_victim_ack_ns(log, victim, 30, 905, "") == 920);
+  CHECK(first_victim_ack_ns(log, victim, 30, 995, "") == std::nullopt);
+  CHECK(first_victim_ack_ns(log, {}, 30, 0, "") == std::nullopt);
 }

@@ -217,21 +217,28 @@ TEST_CASE("verdict: planted bugs are each caught by their check") {
 }
 
 TEST_CASE("verdict: failover measures are reported next to their floor and "
-          "fail when missing or over their limit") {
+          "fail when missing, over their limit or impossibly below the "
+          "floor") {
   auto in = history{}.input();
   in.failovers = {{"singleton moved", 4200ms, 3500ms, std::nullopt},
                   {"shards moved", std::nullopt, 0ms, std::nullopt},
-                  {"deposits resumed", 9000ms, 3000ms, 6000ms}};
+                  {"deposits resumed", 9000ms, 3000ms, 6000ms},
+                  {"just under", 3300ms, 3500ms, 6000ms},
+                  {"too fast", 1000ms, 3500ms, 6000ms}};
   auto r = judge(in);
-  CHECK(failing(r)
-        == std::set<std::string>{"shards moved", "deposits resumed"});
+  CHECK(
+    failing(r)
+    == std::set<std::string>{"shards moved", "deposits resumed", "too fast"});
+  CHECK_THAT(render(r),
+             Catch::Contains("FAIL too fast: 1.00 s (floor 3.50 s, 0.29x), "
+                             "below the floor by more than 0.25 s"));
   auto text = render(r);
   CHECK_THAT(text, Catch::Contains("PASS singleton moved: 4.20 s (floor 3.50 "
                                    "s, 1.20x)\n"));
   CHECK_THAT(text, Catch::Contains("FAIL shards moved: did not happen\n"));
   CHECK_THAT(text, Catch::Contains("FAIL deposits resumed: 9.00 s (floor 3.00 "
                                    "s, 3.00x), limit 6.00 s\n"));
-  CHECK_THAT(text, Catch::EndsWith("verdict: FAIL (2 of 12 checks failed)\n"));
+  CHECK_THAT(text, Catch::EndsWith("verdict: FAIL (3 of 14 checks failed)\n"));
 }
 
 TEST_CASE("verdict: problems beyond five are counted, not listed") {

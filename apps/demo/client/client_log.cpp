@@ -53,8 +53,9 @@ std::string format_client_event(const client_event& x) {
       return fmt::format("{} sent {} {} {}\n", x.mono_ns, x.deposit, x.account,
                          x.amount);
     case client_event_kind::acked:
-      return fmt::format("{} acked {} {} {} {}\n", x.mono_ns, x.deposit,
-                         x.account, x.amount, x.seq);
+      return fmt::format("{} acked {} {} {} {}{}{}\n", x.mono_ns, x.deposit,
+                         x.account, x.amount, x.seq, x.node.empty() ? "" : " ",
+                         x.node);
     case client_event_kind::failed: {
       auto reason = x.reason;
       for (auto& c : reason)
@@ -89,10 +90,15 @@ std::optional<client_event> parse_client_event(std::string_view line) {
     return std::nullopt;
   auto want = x.kind == client_event_kind::sent ? 2u : 3u;
   auto fields = split(rest, want);
-  // split leaves the remainder last: it must be empty.
-  if (fields.size() != want + 1 || !fields.back().empty()
-      || rest.ends_with(' '))
+  // split leaves the remainder last: empty, or (acked) the node.
+  if (fields.size() != want + 1 || rest.ends_with(' '))
     return std::nullopt;
+  if (!fields.back().empty()) {
+    if (x.kind != client_event_kind::acked
+        || fields.back().find(' ') != std::string_view::npos)
+      return std::nullopt;
+    x.node = std::string{fields.back()};
+  }
   if (fields[0].empty() || !parse_number(fields[1], x.amount) || x.amount <= 0)
     return std::nullopt;
   x.account = std::string{fields[0]};

@@ -12,12 +12,14 @@
 /// nanoseconds (the store's `mono_ns` uses the same clock):
 ///
 ///     <mono_ns> sent <deposit_id> <account> <amount>
-///     <mono_ns> acked <deposit_id> <account> <amount> <seq>
+///     <mono_ns> acked <deposit_id> <account> <amount> <seq> [<node>]
 ///     <mono_ns> failed <deposit_id> <reason>
 ///
 /// `sent`: the first attempt of a deposit went out (retries on other nodes
 /// reuse the deposit id and are not logged); `acked`: a node answered 200
-/// (`seq`: the account's seq the node reported, 0 if it reported none);
+/// (`seq`: the account's seq the node reported, 0 if it reported none;
+/// `node`: the `host:port` of the app API that answered, which tells a
+/// partitioned node's own answers from its successors'; optional);
 /// `failed`: every attempt failed (`reason`: the last one, free text to the
 /// end of the line). Each deposit has one `sent` and at most one `acked` or
 /// `failed`. Deposit ids and account ids contain no spaces; amounts are
@@ -44,6 +46,9 @@ struct client_event {
   uint64_t seq = 0;
   /// For `failed` only (newlines replaced by spaces when formatted).
   std::string reason;
+  /// For `acked` only: the app API that answered, `host:port` ("" if the
+  /// line names none).
+  std::string node;
 
   friend bool operator==(const client_event&, const client_event&) = default;
 };

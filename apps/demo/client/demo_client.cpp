@@ -207,6 +207,7 @@ struct load_driver::impl {
         ev.kind = client_event_kind::acked;
         ev.mono_ns = mono_ns(t1);
         ev.seq = seq_of(r->body);
+        ev.node = to_string(conn.peer());
         log.add(format_client_event(ev));
         count_ack(
           t1, std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0));

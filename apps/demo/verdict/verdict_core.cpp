@@ -272,8 +272,15 @@ check check_failover(const failover_measure& m) {
     c.summary += fmt::format(" (floor {}, {:.2f}x)", format_ms(m.floor),
                              static_cast<double>(m.measured->count())
                                / static_cast<double>(m.floor.count()));
+  if (m.floor.count() > 0 && *m.measured + floor_tolerance < m.floor) {
+    c.ok = false;
+    c.summary += fmt::format(", below the floor by more than {}: the "
+                             "settings make that impossible, so the measure "
+                             "counted the wrong event",
+                             format_ms(floor_tolerance));
+  }
   if (m.limit) {
-    c.ok = *m.measured <= *m.limit;
+    c.ok = c.ok && *m.measured <= *m.limit;
     c.summary += fmt::format(", limit {}", format_ms(*m.limit));
   }
   return c;

@@ -72,11 +72,17 @@ struct journal_entry {
 /// A measured failover time next to its floor (DESIGN.md: a measure is
 /// reported as a ratio to what it cannot beat), e.g. "singleton moved":
 /// from the kill to the first ledger record of the new instance.
+/// How far below its floor a measure may come (the floor's own rounding:
+/// the last heartbeat before the failure, the clocks' reads).
+inline constexpr std::chrono::milliseconds floor_tolerance{250};
+
 struct failover_measure {
   std::string name;
   /// Nullopt: it never happened (FAIL).
   std::optional<std::chrono::milliseconds> measured;
   /// The floor (e.g. detection time + stable_after + lease ttl); 0: none.
+  /// Measured more than `floor_tolerance` below it is a FAIL: the settings
+  /// make that impossible, so the measurement counted the wrong event.
   std::chrono::milliseconds floor{0};
   /// Measured above this is a FAIL; nullopt: no limit (reported only).
   std::optional<std::chrono::milliseconds> limit;
