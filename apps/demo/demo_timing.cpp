@@ -46,6 +46,10 @@ std::vector<std::string> demo_timing::node_flags() const {
     // Below the client's 2s request timeout: a node answers 504 and the
     // client retries elsewhere on the same connection.
     "--demo.deposit_timeout=1500ms",
+    // Peers answer over loopback in milliseconds; a member that was just
+    // killed (not yet unreachable) holds /singletons and /leases this long,
+    // below the launcher's 1s poll deadline.
+    "--management.query_timeout=500ms",
   };
 }
 
