@@ -18,6 +18,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 
 #include "demo_options.hpp"
 #include "demo_run.hpp"
@@ -35,7 +36,7 @@ extern "C" void on_interrupt(int) {
 int main(int argc, char** argv) {
   using namespace troupe::demo;
   int exit_code = 0;
-  auto opts = parse_flags(argc, argv, exit_code);
+  auto opts = parse_flags(argc, argv, exit_code, std::cout, std::cerr);
   if (!opts)
     return exit_code;
   if (!complete(*opts))
