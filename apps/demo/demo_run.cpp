@@ -65,8 +65,8 @@ demo_timing timing_for(const options& o) {
 
 demo_run::demo_run(options opts, const std::atomic<bool>& interrupted)
   : opts_(std::move(opts)), interrupted_(interrupted),
-    timing_(timing_for(opts_)), cluster_(opts_, timing_),
-    start_(steady::now()) {}
+    timing_(timing_for(opts_)), cluster_(opts_, timing_), start_(steady::now()),
+    console_(1s) {}
 
 demo_run::~demo_run() {
   if (lock_fd_ >= 0)
@@ -122,7 +122,6 @@ bool demo_run::start_processes() {
 // setup_error_ set when a node exits or time runs out.
 bool demo_run::wait_for_members() {
   auto until = steady::now() + 60s;
-  auto last_show = steady::now();
   while (!interrupted_) {
     cluster_.procs().pump(0ms);
     for (auto& n : cluster_.procs().all())
@@ -135,14 +134,9 @@ bool demo_run::wait_for_members() {
         return false;
       }
     auto snap = poll_cluster(cluster_, http_);
-    if (snap.up_count() == opts_.nodes) {
-      show(snap);
+    show(snap);
+    if (snap.up_count() == opts_.nodes)
       return true;
-    }
-    if (steady::now() - last_show >= 2s) {
-      show(snap);
-      last_show = steady::now();
-    }
     if (steady::now() >= until) {
       setup_error_ = fmt::format("only {} of {} members were Up after 60s",
                                  snap.up_count(), opts_.nodes);
@@ -185,7 +179,11 @@ bool demo_run::start_load() {
 
 void demo_run::show(const cluster_snapshot& snap) {
   auto name = [this](std::string_view a) { return cluster_.name_of(a); };
-  for (auto& line : render(snap, name, throughput_text()))
+  std::optional<client::load_counters> client;
+  if (load_)
+    client = load_->counters();
+  for (auto& line :
+       console_.on_poll(snap, client, steady::now() - start_, name))
     say(line);
 }
 
@@ -246,7 +244,6 @@ bool demo_run::fail_singleton_host() {
 void demo_run::watch_failover() {
   auto& w = *failover_;
   auto until = steady::now() + 60s;
-  auto last_show = steady::time_point{};
   while (!interrupted_ && steady::now() < until
          && !(w.singleton_seen && w.shards_seen)) {
     cluster_.procs().pump(0ms);
@@ -275,10 +272,7 @@ void demo_run::watch_failover() {
                       "the kill, as the management endpoints show it)",
                       rehomed.size(), w.victim, seconds_text(*w.shards_seen)));
     }
-    if (steady::now() - last_show >= 1s) {
-      show(snap);
-      last_show = steady::now();
-    }
+    show(snap);
     std::this_thread::sleep_for(200ms);
   }
   if (!interrupted_ && !(w.singleton_seen && w.shards_seen))
@@ -318,17 +312,6 @@ void demo_run::stop_all() {
   auto until = steady::now() + 5s;
   while (!procs.all_done() && steady::now() < until)
     procs.pump(50ms);
-}
-
-std::string demo_run::throughput_text() {
-  if (!load_)
-    return {};
-  auto c = load_->counters();
-  peak_rate_ = std::max(peak_rate_, c.acks_last_second);
-  return fmt::format("client: {} acks/s, {} acked, {} failed, {} in flight, "
-                     "p99 {}ms",
-                     c.acks_last_second, c.acked, c.failed, c.in_flight,
-                     c.p99.count() / 1000);
 }
 
 std::vector<verdict::failover_measure> demo_run::failover_measures() {
@@ -391,13 +374,13 @@ int demo_run::finish(bool completed) {
     auto c = load_->counters();
     auto seconds = std::chrono::duration<double>(load_ran_).count();
     std::printf("throughput: %llu deposits acknowledged in %.1fs (%.0f/s on "
-                "average%s, %llu/s at best; the client asks "
-                "for %.0f/s; latency p50 %.1fms, p99 %.1fms, max %.1fms)\n",
+                "average%s, %.0f/s at best between two status lines; the "
+                "client asks for %.0f/s); latency over the whole run: p50 "
+                "%.1fms, p99 %.1fms, max %.1fms\n",
                 static_cast<unsigned long long>(c.acked), seconds,
                 seconds > 0 ? static_cast<double>(c.acked) / seconds : 0.0,
-                failover_ ? " with the failover" : "",
-                static_cast<unsigned long long>(peak_rate_), load_rate,
-                static_cast<double>(c.p50.count()) / 1000,
+                failover_ ? " with the failover" : "", console_.best_rate(),
+                load_rate, static_cast<double>(c.p50.count()) / 1000,
                 static_cast<double>(c.p99.count()) / 1000,
                 static_cast<double>(c.max.count()) / 1000);
   }

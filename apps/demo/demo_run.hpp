@@ -10,6 +10,7 @@
 
 #include "client/demo_client.hpp"
 #include "cluster_view.hpp"
+#include "console_view.hpp"
 #include "demo_cluster.hpp"
 #include "demo_http.hpp"
 #include "demo_options.hpp"
@@ -67,7 +68,6 @@ private:
   void stop_all();
   int finish(bool completed);
   std::vector<verdict::failover_measure> failover_measures();
-  std::string throughput_text();
 
   options opts_;
   const std::atomic<bool>& interrupted_;
@@ -75,14 +75,13 @@ private:
   demo_cluster cluster_;
   http_getter http_;
   std::chrono::steady_clock::time_point start_;
+  console_view console_;
   int lock_fd_ = -1;
   std::optional<failover_watch> failover_;
   std::optional<std::string> setup_error_;
   std::unique_ptr<client::load_driver> load_;
   std::chrono::steady_clock::time_point load_started_;
   runtime::timespan load_ran_{};
-  /// The best acks/s the console saw.
-  uint64_t peak_rate_ = 0;
 };
 
 } // namespace troupe::demo
