@@ -17,6 +17,7 @@
 #include "demo_io.hpp"
 #include "demo_poll.hpp"
 #include "failover_measure.hpp"
+#include "run_outcome.hpp"
 #include "troupe/runtime/config.hpp"
 
 namespace fs = std::filesystem;
@@ -121,6 +122,7 @@ bool demo_run::start_processes() {
 // Polls node-1's members until every node is Up (60s at most); false with
 // setup_error_ set when a node exits or time runs out.
 bool demo_run::wait_for_members() {
+  phase_ = "waiting for the cluster to form";
   auto until = steady::now() + 60s;
   while (!interrupted_) {
     cluster_.procs().pump(0ms);
@@ -188,6 +190,7 @@ void demo_run::show(const cluster_snapshot& snap) {
 }
 
 void demo_run::run_for(runtime::timespan d, const char* phase) {
+  phase_ = fmt::format("running {}", phase);
   say(fmt::format("running {} for {}", phase, runtime::render_duration(d)));
   auto until = steady::now() + d;
   while (!interrupted_ && steady::now() < until) {
@@ -242,6 +245,7 @@ bool demo_run::fail_singleton_host() {
 
 // Watches the singleton and the victim's shards move (60s at most).
 void demo_run::watch_failover() {
+  phase_ = "watching the failover";
   auto& w = *failover_;
   auto until = steady::now() + 60s;
   while (!interrupted_ && steady::now() < until
@@ -280,6 +284,8 @@ void demo_run::watch_failover() {
 }
 
 void demo_run::stop_all() {
+  if (!interrupted_)
+    phase_ = "stopping";
   auto& procs = cluster_.procs();
   auto stop = [&](bool nodes, runtime::timespan bound) {
     auto is_node
@@ -346,12 +352,17 @@ std::vector<verdict::failover_measure> demo_run::failover_measures() {
 }
 
 int demo_run::finish(bool completed) {
-  if (!interrupted_ && (setup_error_ || !completed)) {
+  auto end = end_of_run(interrupted_, setup_error_.has_value(), completed);
+  if (end == run_end::interrupted) {
+    std::printf("\n%s", interrupted_text(phase_, opts_.dir).c_str());
+    return exit_code(end, false);
+  }
+  if (end == run_end::setup_error) {
     std::printf("\nsetup error: %s\nthe demo could not run: no verdict "
                 "(files: %s)\n",
                 setup_error_.value_or("the demo did not complete").c_str(),
                 opts_.dir.c_str());
-    return 2;
+    return exit_code(end, false);
   }
   auto dir = fs::path{opts_.dir};
   verdict::verdict_input in;
@@ -385,11 +396,7 @@ int demo_run::finish(bool completed) {
                 static_cast<double>(c.max.count()) / 1000);
   }
   std::printf("files: %s\n", opts_.dir.c_str());
-  if (interrupted_) {
-    std::printf("INTERRUPTED\n");
-    return 130;
-  }
-  return report.passed() ? 0 : 1;
+  return exit_code(end, report.passed());
 }
 
 int demo_run::run() {
@@ -409,6 +416,7 @@ int demo_run::run() {
                       n.name, cluster_.management_url(n), n.api));
     run_for(opts_.duration, "under load");
     if (opts_.failure != failure_kind::none && !interrupted_) {
+      phase_ = "killing the singleton's host";
       completed = fail_singleton_host();
       if (completed)
         watch_failover();
@@ -418,7 +426,7 @@ int demo_run::run() {
               failover_ ? "after the failover" : "on (--failure none)");
   }
   if (interrupted_)
-    say("interrupted");
+    say(fmt::format("interrupted while {}", phase_));
   stop_all();
   return finish(completed);
 }

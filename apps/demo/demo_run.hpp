@@ -76,6 +76,8 @@ private:
   http_getter http_;
   std::chrono::steady_clock::time_point start_;
   console_view console_;
+  /// What the run is doing, for an interrupted run's last line.
+  std::string phase_ = "starting the processes";
   int lock_fd_ = -1;
   std::optional<failover_watch> failover_;
   std::optional<std::string> setup_error_;

@@ -1,6 +1,7 @@
 // Unit tests of the demo launcher's console (console_view.hpp): members
 // sorted by up number, shards and client figures in one status line per
-// interval, event lines only on change, a failed poll named as such.
+// interval, event lines only on change, a failed poll named as such; how a
+// run ends (run_outcome.hpp).
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "console_view.hpp"
+#include "run_outcome.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe::demo;
@@ -162,4 +164,34 @@ TEST_CASE("console: consecutive status lines' acked counts differ by the "
   lines = v.on_poll(s, counters(4s, 610), 4s, short_name);
   CHECK_THAT(lines.back(), Catch::Contains("610 acked (+200 in 2.00s: 100/s)"));
   CHECK(v.best_rate() == Approx(210));
+}
+
+TEST_CASE("run outcome: interrupted is never judged, setup errors have no "
+          "verdict") {
+  auto [what, interrupted, setup_failed, completed, passed, end, code]
+    = GENERATE(table<std::string, bool, bool, bool, bool, run_end, int>({
+      {"a run that passed", false, false, true, true, run_end::judged, 0},
+      {"a run that failed a check", false, false, true, false, run_end::judged,
+       1},
+      {"a node did not start", false, true, false, false, run_end::setup_error,
+       2},
+      {"the run did not complete", false, false, false, false,
+       run_end::setup_error, 2},
+      {"interrupted under load", true, false, true, true, run_end::interrupted,
+       130},
+      {"interrupted while the cluster formed", true, true, false, false,
+       run_end::interrupted, 130},
+    }));
+  CAPTURE(what);
+  auto got = end_of_run(interrupted, setup_failed, completed);
+  CHECK(got == end);
+  CHECK(exit_code(got, passed) == code);
+}
+
+TEST_CASE("run outcome: an interrupted run says so instead of a verdict") {
+  auto text = interrupted_text("running under load", "/tmp/x");
+  CHECK(text
+        == "interrupted (SIGINT or SIGTERM) while running under load: the run "
+           "did not end, so it is not judged (files: /tmp/x)\nINTERRUPTED\n");
+  CHECK_THAT(text, !Catch::Contains("PASS"));
 }
