@@ -91,6 +91,10 @@ TEST_CASE("demo_timing: the failover floor follows from the settings") {
   CHECK(floor_of(t).singleton == 10s); // the lease decides
   CHECK_THAT(explain_singleton_floor(t, floor_of(t)),
              Catch::Contains("expires at 10.00s at the earliest and decides"));
+  CHECK_THAT(explain_singleton_floor(demo_timing{}, f),
+             Catch::EndsWith("the lease (ttl 3s, renewed every 1s) may expire "
+                             "from 2.00s on, before the host is downed, so it "
+                             "does not lengthen the floor"));
   CHECK(seconds_text(3520ms) == "3.52s");
   demo_timing k8s;
   k8s.lease_expiry_observed = true;
