@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
 #include <rapidjson/document.h>
 
 namespace troupe::demo {
@@ -40,15 +39,6 @@ bool bool_field(const rapidjson::Value& obj, const char* key, bool fallback) {
                                                     : i->value.GetBool();
 }
 
-std::string or_dash(const std::optional<std::string>& address,
-                    const namer& name) {
-  return address ? name(*address) : std::string{"-"};
-}
-
-std::string token_text(const std::optional<uint64_t>& token) {
-  return token ? fmt::format(" token {}", *token) : std::string{};
-}
-
 } // namespace
 
 int cluster_snapshot::up_count() const {
@@ -71,12 +61,15 @@ bool read_members(std::string_view body, cluster_snapshot& snap) {
       continue;
     auto address = string_field(m, "address");
     auto status = string_field(m, "status");
+    auto up = m.FindMember("up_number");
     if (address && status)
       snap.members.push_back(
-        {*address, *status, bool_field(m, "reachable", true)});
+        {*address, *status, bool_field(m, "reachable", true),
+         up != m.MemberEnd() && up->value.IsInt() ? up->value.GetInt() : 0});
   }
   snap.leader = string_field(*doc, "leader");
   snap.oldest = string_field(*doc, "oldest");
+  snap.members_answered = true;
   return true;
 }
 
@@ -132,38 +125,8 @@ bool read_shards(std::string_view body, cluster_snapshot& snap) {
         ids.emplace_back(id.GetString(), id.GetStringLength());
     snap.shards.emplace_back(*address, std::move(ids));
   }
+  snap.shards_answered = true;
   return true;
-}
-
-std::vector<std::string> render(const cluster_snapshot& snap, const namer& name,
-                                std::string_view extra) {
-  std::vector<std::string> lines;
-  std::string members;
-  for (auto& m : snap.members) {
-    std::vector<std::string> roles;
-    if (snap.leader == m.address)
-      roles.emplace_back("leader");
-    if (snap.oldest == m.address)
-      roles.emplace_back("oldest");
-    members += fmt::format(
-      "{}{} {}{}", members.empty() ? "" : ", ", name(m.address),
-      m.reachable ? m.status : m.status + " unreachable",
-      roles.empty() ? "" : fmt::format(" ({})", fmt::join(roles, ", ")));
-  }
-  lines.push_back(
-    "members: " + (members.empty() ? "(no node answered within 1s)" : members));
-  lines.push_back(fmt::format(
-    "singleton scheduler: {}{} | its lease: {}{}",
-    or_dash(snap.singleton_host, name), token_text(snap.singleton_token),
-    or_dash(snap.lease_holder, name), token_text(snap.lease_token)));
-  std::string shards;
-  for (auto& [address, ids] : snap.shards)
-    shards += fmt::format("{}{} {}", shards.empty() ? "" : ", ", name(address),
-                          ids.size());
-  lines.push_back(fmt::format("shards: {}{}{}",
-                              shards.empty() ? "(none yet)" : shards,
-                              extra.empty() ? "" : " | ", extra));
-  return lines;
 }
 
 } // namespace troupe::demo

@@ -10,8 +10,8 @@
 /// @file
 /// What the demo launcher shows of the cluster, read only from the nodes'
 /// management endpoints (docs/design/management.md): the JSON answers
-/// parsed into one snapshot, and the snapshot rendered as console lines.
-/// Pure (RapidJSON); thread-safe as plain values and functions.
+/// parsed into one snapshot (console_view.hpp renders it). Pure
+/// (RapidJSON); thread-safe as plain values and functions.
 
 namespace troupe::demo {
 
@@ -22,12 +22,19 @@ struct member_row {
   /// "up", "joining", "leaving", "exiting", "down", "removed", ...
   std::string status;
   bool reachable = true;
+  /// 0 for a member that was never Up.
+  int32_t up_number = 0;
 };
 
 /// The cluster as one poll saw it; unset fields were not known (the
 /// endpoint did not answer, or nobody holds or runs it).
 struct cluster_snapshot {
-  /// From one node's `GET /cluster/members`; empty if none answered.
+  /// Whether a node answered `GET /cluster/members` (else the poll failed
+  /// and the fields below are unset or empty).
+  bool members_answered = false;
+  /// Whether a node answered `GET /cluster/shards/account`.
+  bool shards_answered = false;
+  /// From one node's `GET /cluster/members`.
   std::vector<member_row> members;
   std::optional<std::string> leader;
   std::optional<std::string> oldest;
@@ -48,7 +55,7 @@ struct cluster_snapshot {
 };
 
 /// Reads a `GET /cluster/members` answer into `snap` (members, leader,
-/// oldest); false if the body is not that shape.
+/// oldest; members_answered set); false if the body is not that shape.
 bool read_members(std::string_view body, cluster_snapshot& snap);
 
 /// Reads a `GET /singletons` answer: the entry of `type` sets
@@ -63,20 +70,12 @@ bool read_singletons(std::string_view body, std::string_view type,
 bool read_leases(std::string_view body, std::string_view name_part,
                  cluster_snapshot& snap);
 
-/// Reads a `GET /cluster/shards/{type}` answer into `snap.shards`; false
-/// if the body is not that shape.
+/// Reads a `GET /cluster/shards/{type}` answer into `snap.shards`
+/// (shards_answered set); false if the body is not that shape.
 bool read_shards(std::string_view body, cluster_snapshot& snap);
 
 /// Names an address for people (e.g. `127.0.0.1:4101#77` -> "node-2");
 /// returns the address itself when it knows none.
 using namer = std::function<std::string(std::string_view address)>;
-
-/// The console lines of one snapshot, e.g.
-/// `members: node-1 up (leader, oldest), node-2 up, node-3 unreachable`,
-/// `singleton: node-1 token 3 | lease: node-1 token 3`,
-/// `shards: node-1 34, node-2 33, node-3 33`. `extra` is appended to the
-/// last line when not empty (the client's throughput).
-std::vector<std::string> render(const cluster_snapshot& snap, const namer& name,
-                                std::string_view extra);
 
 } // namespace troupe::demo

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
+#include <ostream>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "demo_io.hpp"
+#include "process/cli_error.hpp"
 #include "troupe/runtime/config.hpp"
 #include "troupe/runtime/file_kind.hpp"
 
@@ -22,7 +23,7 @@ namespace troupe::demo {
 
 namespace {
 
-// Before the range check, so "abc" is not reported as out of range.
+// Digits only (an etcd endpoint's port).
 std::string whole_number(const std::string& text) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
     return fmt::format("\"{}\" is not a whole number", text.substr(0, 32));
@@ -101,7 +102,9 @@ std::string to_string(failure_kind k) {
   return "?";
 }
 
-std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
+std::optional<options> parse_flags(int argc, const char* const* argv,
+                                   int& exit_code, std::ostream& out,
+                                   std::ostream& err) {
   CLI::App app{"troupe-demo: a cluster of troupe-demo-node processes on "
                "loopback with a lease-guarded singleton and sharded "
                "accounts under client load; kills the singleton's host and "
@@ -112,8 +115,7 @@ std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
   std::string lease = "file";
   std::string failure = "kill";
   app.add_option("--nodes", o.nodes, "Cluster nodes (3 to 9)")
-    ->check(whole_number)
-    ->check(CLI::Range(3, 9))
+    ->check(process::whole_number_in(3, 9))
     ->capture_default_str();
   app
     .add_option("--duration", duration,
@@ -142,15 +144,9 @@ std::optional<options> parse_flags(int argc, char** argv, int& exit_code) {
   app.add_option("--bin-dir", o.bin_dir,
                  "Where troupe-demo-node, troupe-demo-store and "
                  "troupe-k8s-emulator are (default: next to troupe-demo)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    exit_code = 0;
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "troupe-demo: " << e.what() << "\n\n" << app.help();
-    exit_code = 2;
+  if (auto code
+      = process::parse_cli(app, argc, argv, "troupe-demo", out, err)) {
+    exit_code = *code;
     return std::nullopt;
   }
   o.duration = *runtime::parse_duration(duration);

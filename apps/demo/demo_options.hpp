@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "troupe/runtime/clock.hpp"
@@ -43,10 +44,13 @@ std::string to_string(const options& o, lease_kind k);
 /// "kill", "partition", "none".
 std::string to_string(failure_kind k);
 
-/// Parses the flags; nullopt after printing the help (`exit_code` 0) or a
-/// usage error naming the flag (`exit_code` 2), e.g. `troupe-demo:
-/// --lease: "zk" is not file, etcd://HOST:PORT or kubernetes`.
-std::optional<options> parse_flags(int argc, char** argv, int& exit_code);
+/// Parses the flags; nullopt after printing the help on `out`
+/// (`exit_code` 0) or one line naming what was wrong on `err` (`exit_code`
+/// 2), e.g. `troupe-demo: --lease: "zk" is not file, etcd://HOST:PORT or
+/// kubernetes; see --help` (process/cli_error.hpp).
+std::optional<options> parse_flags(int argc, const char* const* argv,
+                                   int& exit_code, std::ostream& out,
+                                   std::ostream& err);
 
 /// Fills in the --bin-dir default (the directory of troupe-demo) and the
 /// --dir default (a fresh /tmp/troupe-demo-XXXXXX), creates --dir and

@@ -17,6 +17,7 @@
 #include "demo_io.hpp"
 #include "demo_poll.hpp"
 #include "failover_measure.hpp"
+#include "run_outcome.hpp"
 #include "troupe/runtime/config.hpp"
 
 namespace fs = std::filesystem;
@@ -65,8 +66,8 @@ demo_timing timing_for(const options& o) {
 
 demo_run::demo_run(options opts, const std::atomic<bool>& interrupted)
   : opts_(std::move(opts)), interrupted_(interrupted),
-    timing_(timing_for(opts_)), cluster_(opts_, timing_),
-    start_(steady::now()) {}
+    timing_(timing_for(opts_)), cluster_(opts_, timing_), start_(steady::now()),
+    console_(1s) {}
 
 demo_run::~demo_run() {
   if (lock_fd_ >= 0)
@@ -121,8 +122,8 @@ bool demo_run::start_processes() {
 // Polls node-1's members until every node is Up (60s at most); false with
 // setup_error_ set when a node exits or time runs out.
 bool demo_run::wait_for_members() {
+  phase_ = "waiting for the cluster to form";
   auto until = steady::now() + 60s;
-  auto last_show = steady::now();
   while (!interrupted_) {
     cluster_.procs().pump(0ms);
     for (auto& n : cluster_.procs().all())
@@ -135,14 +136,9 @@ bool demo_run::wait_for_members() {
         return false;
       }
     auto snap = poll_cluster(cluster_, http_, cut_off_);
-    if (snap.up_count() == opts_.nodes) {
-      show(snap);
+    show(snap);
+    if (snap.up_count() == opts_.nodes)
       return true;
-    }
-    if (steady::now() - last_show >= 2s) {
-      show(snap);
-      last_show = steady::now();
-    }
     if (steady::now() >= until) {
       setup_error_ = fmt::format("only {} of {} members were Up after 60s",
                                  snap.up_count(), opts_.nodes);
@@ -185,11 +181,16 @@ bool demo_run::start_load() {
 
 void demo_run::show(const cluster_snapshot& snap) {
   auto name = [this](std::string_view a) { return cluster_.name_of(a); };
-  for (auto& line : render(snap, name, throughput_text()))
+  std::optional<client::load_counters> client;
+  if (load_)
+    client = load_->counters();
+  for (auto& line :
+       console_.on_poll(snap, client, steady::now() - start_, name))
     say(line);
 }
 
 void demo_run::run_for(runtime::timespan d, const char* phase) {
+  phase_ = fmt::format("running {}", phase);
   say(fmt::format("running {} for {}", phase, runtime::render_duration(d)));
   auto until = steady::now() + d;
   while (!interrupted_ && steady::now() < until) {
@@ -291,9 +292,9 @@ bool demo_run::cut_off(const node_ports& victim) {
 
 // Watches the singleton and the victim's shards move (60s at most).
 void demo_run::watch_failover() {
+  phase_ = "watching the failover";
   auto& w = *failover_;
   auto until = steady::now() + 60s;
-  auto last_show = steady::time_point{};
   while (!interrupted_ && steady::now() < until
          && !(w.singleton_seen && w.shards_seen)) {
     cluster_.procs().pump(0ms);
@@ -324,10 +325,7 @@ void demo_run::watch_failover() {
                       rehomed.size(), w.victim, seconds_text(*w.shards_seen),
                       w.failure));
     }
-    if (steady::now() - last_show >= 1s) {
-      show(snap);
-      last_show = steady::now();
-    }
+    show(snap);
     std::this_thread::sleep_for(200ms);
   }
   if (!interrupted_ && !(w.singleton_seen && w.shards_seen))
@@ -335,6 +333,8 @@ void demo_run::watch_failover() {
 }
 
 void demo_run::stop_all() {
+  if (!interrupted_)
+    phase_ = "stopping";
   auto& procs = cluster_.procs();
   auto stop = [&](bool nodes, runtime::timespan bound) {
     auto is_node
@@ -367,17 +367,6 @@ void demo_run::stop_all() {
   auto until = steady::now() + 5s;
   while (!procs.all_done() && steady::now() < until)
     procs.pump(50ms);
-}
-
-std::string demo_run::throughput_text() {
-  if (!load_)
-    return {};
-  auto c = load_->counters();
-  peak_rate_ = std::max(peak_rate_, c.acks_last_second);
-  return fmt::format("client: {} acks/s, {} acked, {} failed, {} in flight, "
-                     "p99 {}ms",
-                     c.acks_last_second, c.acked, c.failed, c.in_flight,
-                     c.p99.count() / 1000);
 }
 
 std::vector<verdict::failover_measure> demo_run::failover_measures() {
@@ -415,12 +404,17 @@ std::vector<verdict::failover_measure> demo_run::failover_measures() {
 }
 
 int demo_run::finish(bool completed) {
-  if (!interrupted_ && (setup_error_ || !completed)) {
+  auto end = end_of_run(interrupted_, setup_error_.has_value(), completed);
+  if (end == run_end::interrupted) {
+    std::printf("\n%s", interrupted_text(phase_, opts_.dir).c_str());
+    return exit_code(end, false);
+  }
+  if (end == run_end::setup_error) {
     std::printf("\nsetup error: %s\nthe demo could not run: no verdict "
                 "(files: %s)\n",
                 setup_error_.value_or("the demo did not complete").c_str(),
                 opts_.dir.c_str());
-    return 2;
+    return exit_code(end, false);
   }
   auto dir = fs::path{opts_.dir};
   verdict::verdict_input in;
@@ -443,22 +437,18 @@ int demo_run::finish(bool completed) {
     auto c = load_->counters();
     auto seconds = std::chrono::duration<double>(load_ran_).count();
     std::printf("throughput: %llu deposits acknowledged in %.1fs (%.0f/s on "
-                "average%s, %llu/s at best; the client asks "
-                "for %.0f/s; latency p50 %.1fms, p99 %.1fms, max %.1fms)\n",
+                "average%s, %.0f/s at best between two status lines; the "
+                "client asks for %.0f/s); latency over the whole run: p50 "
+                "%.1fms, p99 %.1fms, max %.1fms\n",
                 static_cast<unsigned long long>(c.acked), seconds,
                 seconds > 0 ? static_cast<double>(c.acked) / seconds : 0.0,
-                failover_ ? " with the failover" : "",
-                static_cast<unsigned long long>(peak_rate_), load_rate,
-                static_cast<double>(c.p50.count()) / 1000,
+                failover_ ? " with the failover" : "", console_.best_rate(),
+                load_rate, static_cast<double>(c.p50.count()) / 1000,
                 static_cast<double>(c.p99.count()) / 1000,
                 static_cast<double>(c.max.count()) / 1000);
   }
   std::printf("files: %s\n", opts_.dir.c_str());
-  if (interrupted_) {
-    std::printf("INTERRUPTED\n");
-    return 130;
-  }
-  return report.passed() ? 0 : 1;
+  return exit_code(end, report.passed());
 }
 
 int demo_run::run() {
@@ -478,6 +468,7 @@ int demo_run::run() {
                       n.name, cluster_.management_url(n), n.api));
     run_for(opts_.duration, "under load");
     if (opts_.failure != failure_kind::none && !interrupted_) {
+      phase_ = "killing the singleton's host";
       completed = fail_singleton_host();
       if (completed)
         watch_failover();
@@ -487,7 +478,7 @@ int demo_run::run() {
               failover_ ? "after the failover" : "on (--failure none)");
   }
   if (interrupted_)
-    say("interrupted");
+    say(fmt::format("interrupted while {}", phase_));
   stop_all();
   return finish(completed);
 }

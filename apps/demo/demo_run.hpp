@@ -10,6 +10,7 @@
 
 #include "client/demo_client.hpp"
 #include "cluster_view.hpp"
+#include "console_view.hpp"
 #include "demo_cluster.hpp"
 #include "demo_http.hpp"
 #include "demo_options.hpp"
@@ -74,7 +75,6 @@ private:
   void stop_all();
   int finish(bool completed);
   std::vector<verdict::failover_measure> failover_measures();
-  std::string throughput_text();
 
   options opts_;
   const std::atomic<bool>& interrupted_;
@@ -82,6 +82,9 @@ private:
   demo_cluster cluster_;
   http_getter http_;
   std::chrono::steady_clock::time_point start_;
+  console_view console_;
+  /// What the run is doing, for an interrupted run's last line.
+  std::string phase_ = "starting the processes";
   int lock_fd_ = -1;
   std::optional<failover_watch> failover_;
   // Nodes behind the partition: not polled (their view is their own).
@@ -90,8 +93,6 @@ private:
   std::unique_ptr<client::load_driver> load_;
   std::chrono::steady_clock::time_point load_started_;
   runtime::timespan load_ran_{};
-  /// The best acks/s the console saw.
-  uint64_t peak_rate_ = 0;
 };
 
 } // namespace troupe::demo

@@ -94,7 +94,8 @@ std::string explain_singleton_floor(const demo_timing& t,
                       runtime::render_duration(t.renewal_interval()),
                       seconds_text(f.lease_expiry))
         : fmt::format("; the lease (ttl {}, renewed every {}) "
-                      "may expire from {} on, earlier",
+                      "may expire from {} on, before the host is downed, so "
+                      "it does not lengthen the floor",
                       runtime::render_duration(t.lease_ttl),
                       runtime::render_duration(t.renewal_interval()),
                       seconds_text(f.lease_expiry));

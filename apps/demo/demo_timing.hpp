@@ -89,8 +89,9 @@ struct failover_floor {
 failover_floor floor_of(const demo_timing& t);
 
 /// One line for people, e.g. `floor 3.52s = detection 1.52s (heartbeat
-/// 200ms, acceptable pause 1s) + stable_after 2s; lease expiry 2s is
-/// earlier`.
+/// 200ms, acceptable pause 1s, phi threshold 8) + stable_after 2s; the
+/// lease (ttl 3s, renewed every 1s) may expire from 2.00s on, before the
+/// host is downed, so it does not lengthen the floor`.
 std::string explain_singleton_floor(const demo_timing& t,
                                     const failover_floor& f);
 

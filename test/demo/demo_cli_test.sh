@@ -27,6 +27,13 @@ expect() { # expect RC FILE TEXT
   grep -qF -- "$3" "$work/$2" || fail "$2 lacks: $3"
 }
 
+# A command-line error: exit 2, exactly one line on stderr, nothing on stdout.
+expect_usage_error() { # expect_usage_error LINE
+  [[ $rc == 2 ]] || fail "exit code $rc, expected 2"
+  [[ $(cat "$work/err") == "$1" ]] || fail "stderr is not the one line: $1"
+  [[ ! -s $work/out ]] || fail "stdout is not empty"
+}
+
 # A --bin-dir with the real binaries but for `fake`, a script.
 fake_bin() { # fake_bin NAME SCRIPT
   mkdir -p "$work/bin"
@@ -54,28 +61,31 @@ mkdir -p "$dir"
 case $case_name in
   nodes_not_a_number)
     run --nodes abc --dir "$dir"
-    expect 2 err "troupe-demo: --nodes: \"abc\" is not a whole number"
-    grep -qF -- "--lease" "$work/err" || fail "no usage after the error"
+    expect_usage_error "troupe-demo: --nodes: \"abc\" is not a whole number; see --help"
     ;;
   nodes_out_of_range)
     run --nodes 2 --dir "$dir"
-    expect 2 err "troupe-demo: --nodes: Value 2 not in range 3 to 9"
+    expect_usage_error "troupe-demo: --nodes: \"2\" must be between 3 and 9; see --help"
     ;;
   bad_lease)
     run --lease zookeeper://x:1 --dir "$dir"
-    expect 2 err "troupe-demo: --lease: \"zookeeper://x:1\" is not file, etcd://HOST:PORT or kubernetes"
+    expect_usage_error "troupe-demo: --lease: \"zookeeper://x:1\" is not file, etcd://HOST:PORT or kubernetes; see --help"
     ;;
   bad_failure)
     run --failure flood --dir "$dir"
-    expect 2 err "--failure: flood not in {kill,partition,none}"
+    expect_usage_error "troupe-demo: --failure: flood not in {kill,partition,none}; see --help"
     ;;
   bad_duration)
     run --duration 1s --dir "$dir"
-    expect 2 err "troupe-demo: --duration: \"1s\" must be between 3s and 1h"
+    expect_usage_error "troupe-demo: --duration: \"1s\" must be between 3s and 1h; see --help"
     ;;
   unknown_flag)
     run --kills 2 --dir "$dir"
-    expect 2 err "The following arguments were not expected: 2 --kills"
+    expect_usage_error "troupe-demo: unexpected arguments: --kills 2; see --help"
+    ;;
+  missing_value)
+    run --dir "$dir" --nodes
+    expect_usage_error "troupe-demo: --nodes needs a value; see --help"
     ;;
   bin_dir_without_node)
     mkdir -p "$work/empty"
@@ -115,13 +125,16 @@ case $case_name in
       || fail "cluster.secret has mode $(stat -c %a "$dir/cluster.secret")"
     ;;
   launcher_killed | interrupted)
+    # Interrupted under load: the client runs, the run is cut short.
+    ready="started 3 nodes"
+    [[ $case_name == interrupted ]] && ready="running under load"
     "$demo" --duration 30s --dir "$dir" >"$work/out" 2>"$work/err" &
     launcher=$!
-    for _ in $(seq 600); do
-      grep -q "started 3 nodes" "$work/out" && break
+    for _ in $(seq 900); do
+      grep -q "$ready" "$work/out" && break
       sleep 0.1
     done
-    grep -q "started 3 nodes" "$work/out" || fail "the nodes did not start"
+    grep -q "$ready" "$work/out" || fail "not seen: $ready"
     sleep 1
     if [[ $case_name == launcher_killed ]]; then
       kill -KILL "$launcher"
@@ -130,7 +143,9 @@ case $case_name in
       kill -INT "$launcher"
       wait "$launcher"
       rc=$?
-      expect 130 out "INTERRUPTED"
+      expect 130 out "interrupted (SIGINT or SIGTERM) while running under load: the run did not end, so it is not judged"
+      [[ $(tail -n 1 "$work/out") == INTERRUPTED ]] || fail "INTERRUPTED is not the last line"
+      grep -q "verdict" "$work/out" && fail "an interrupted run was judged"
     fi
     no_children
     ;;

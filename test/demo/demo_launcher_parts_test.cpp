@@ -1,6 +1,6 @@
 // Unit tests of the demo launcher's pure parts: the management answers it
-// reads, the console lines, the failover floor and the failover measured
-// from the store's ledger.
+// reads, the failover floor and the failover measured from the store's
+// ledger (the console's lines: demo_console_test.cpp).
 
 #include <catch2/catch.hpp>
 
@@ -25,10 +25,6 @@ const char* members_json = R"({"self":"127.0.0.1:1#1","leader":"127.0.0.1:1#1",
   {"address":"127.0.0.1:3#3","status":"up","roles":[],"up_number":3,"reachable":false}],
   "unreachable":[{"address":"127.0.0.1:3#3","observed_by":["127.0.0.1:1#1"]}]})";
 
-std::string short_name(std::string_view address) {
-  return "n" + std::string{address.substr(10, 1)};
-}
-
 } // namespace
 
 TEST_CASE("cluster_view: members, leader and oldest from /cluster/members") {
@@ -39,6 +35,8 @@ TEST_CASE("cluster_view: members, leader and oldest from /cluster/members") {
   CHECK(snap.leader == "127.0.0.1:1#1");
   CHECK(snap.oldest == "127.0.0.1:2#2");
   CHECK(snap.up_count() == 2);
+  CHECK(snap.members_answered);
+  CHECK(snap.members[1].up_number == 2);
   CHECK_FALSE(read_members("[]", snap));
   CHECK_FALSE(read_members("{", snap));
 }
@@ -66,23 +64,16 @@ TEST_CASE("cluster_view: the scheduler's host, token and lease holder") {
   CHECK_FALSE(read_leases("{}", "scheduler", none));
 }
 
-TEST_CASE("cluster_view: shards per region and the console lines") {
+TEST_CASE("cluster_view: shards per region") {
   cluster_snapshot snap;
-  REQUIRE(read_members(members_json, snap));
+  CHECK_FALSE(snap.shards_answered);
   REQUIRE(read_shards(R"({"type":"account","regions":[
     {"address":"127.0.0.1:1#1","shards":["1","4"],"entities":3},
     {"address":"127.0.0.1:2#2","shards":["2"],"entities":1}]})",
                       snap));
+  CHECK(snap.shards_answered);
   REQUIRE(snap.shards.size() == 2);
   CHECK(snap.shards[0].second == std::vector<std::string>{"1", "4"});
-  snap.singleton_host = "127.0.0.1:2#2";
-  snap.singleton_token = 4;
-  auto lines = render(snap, short_name, "120 acks/s");
-  REQUIRE(lines.size() == 3);
-  CHECK(lines[0]
-        == "members: n1 up (leader), n2 up (oldest), n3 up unreachable");
-  CHECK(lines[1] == "singleton scheduler: n2 token 4 | its lease: -");
-  CHECK(lines[2] == "shards: n1 2, n2 1 | 120 acks/s");
 }
 
 TEST_CASE("demo_timing: the failover floor follows from the settings") {
@@ -100,6 +91,10 @@ TEST_CASE("demo_timing: the failover floor follows from the settings") {
   CHECK(floor_of(t).singleton == 10s); // the lease decides
   CHECK_THAT(explain_singleton_floor(t, floor_of(t)),
              Catch::Contains("expires at 10.00s at the earliest and decides"));
+  CHECK_THAT(explain_singleton_floor(demo_timing{}, f),
+             Catch::EndsWith("the lease (ttl 3s, renewed every 1s) may expire "
+                             "from 2.00s on, before the host is downed, so it "
+                             "does not lengthen the floor"));
   CHECK(seconds_text(3520ms) == "3.52s");
   demo_timing k8s;
   k8s.lease_expiry_observed = true;

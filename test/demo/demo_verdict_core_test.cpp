@@ -73,15 +73,28 @@ std::string failed(std::string d, std::string why) {
                                       std::move(why)});
 }
 
-// Deposits d0..d2 acked, d3 failed at the client but applied (in doubt), a
-// conflict and a duplicate refused; a takeover from token 1 to 2 with one
-// stale record rejected.
+std::string unfinished(std::string d, std::string why) {
+  return client::format_client_event({4,
+                                      client::client_event_kind::unfinished,
+                                      std::move(d),
+                                      {},
+                                      0,
+                                      0,
+                                      std::move(why)});
+}
+
+// Deposits d0..d2 acked, d3 failed at the client but applied (in doubt), d4
+// unfinished when the client stopped, a conflict and a duplicate refused; a
+// takeover from token 1 to 2 with one stale record rejected.
 struct history {
   std::string client = sent("d0", "acct-0", 5) + acked("d0", "acct-0", 5, 1)
                        + sent("d1", "acct-1", 3) + acked("d1", "acct-1", 3, 1)
                        + sent("d2", "acct-0", 2) + sent("d3", "acct-1", 4)
                        + acked("d2", "acct-0", 2, 2)
-                       + failed("d3", "127.0.0.1:8081 answered 504: {}");
+                       + failed("d3", "127.0.0.1:8081 answered 504: {}")
+                       + sent("d4", "acct-2", 1)
+                       + unfinished("d4", "the client stopped before attempt "
+                                          "2; attempt 1: cannot connect");
   std::string ledger
     = led(1, true) + led(1, true) + led(2, true) + led(1, false) + led(2, true);
   std::string journal_head
@@ -125,9 +138,10 @@ TEST_CASE("verdict: a clean history passes every check, in doubt counted") {
   CHECK(t.ledger_accepted == 4);
   CHECK(t.ledger_rejected == 1);
   CHECK(t.highest_token == 2);
-  CHECK(t.deposits_sent == 4);
+  CHECK(t.deposits_sent == 5);
   CHECK(t.deposits_acked == 3);
   CHECK(t.deposits_failed == 1);
+  CHECK(t.deposits_unfinished == 1);
   CHECK(t.deposits_unanswered == 0);
   CHECK(t.journal_applied == 4);
   CHECK(t.journal_conflicts == 1);
@@ -139,9 +153,17 @@ TEST_CASE("verdict: a clean history passes every check, in doubt counted") {
   auto text = render(r);
   CHECK_THAT(text, Catch::Contains("PASS fencing: no stale token accepted (4 "
                                    "records accepted, highest token 2; 1 "
-                                   "stale records rejected)\n"));
+                                   "record rejected as stale)\n"));
+  CHECK_THAT(text, Catch::Contains("PASS rejections: the one rejected record "
+                                   "was stale\n"));
   CHECK_THAT(text, Catch::Contains("PASS sums: acknowledged 10 <= balances "
-                                   "14; in doubt 1 deposits (sum 4)"));
+                                   "14; in doubt 1 deposit (sum 4)"));
+  CHECK_THAT(text, Catch::Contains("deposits: 5 sent, 3 acked, 1 failed "
+                                   "(every attempt refused or unanswered by "
+                                   "the cluster), 1 unfinished at stop (never "
+                                   "acknowledged, not counted against the "
+                                   "run); store: 1 conflict refused, 1 "
+                                   "duplicate refused\n"));
   CHECK_THAT(text, Catch::EndsWith("verdict: PASS\n"));
 }
 
@@ -203,7 +225,7 @@ TEST_CASE("verdict: planted bugs are each caught by their check") {
       {"a client line garbled",
        [](history& h) { h.client += "17 acked d9\n"; },
        {"records"},
-       "client.log line 9: malformed: \"17 acked d9\""},
+       "client.log line 11: malformed: \"17 acked d9\""},
     }));
   CAPTURE(bug);
   history h;
@@ -250,4 +272,46 @@ TEST_CASE("verdict: problems beyond five are counted, not listed") {
   REQUIRE(fencing.name == "fencing");
   CHECK(fencing.problems.size() == 6);
   CHECK(fencing.problems.back() == "... and 3 more");
+}
+
+TEST_CASE("verdict: counts read right for zero, one and many") {
+  auto [n, counted_text, rejections]
+    = GENERATE(table<uint64_t, std::string, std::string>({
+      {0, "0 records", "no record was rejected"},
+      {1, "1 record", "the one rejected record was stale"},
+      {2, "2 records", "every one of the 2 rejected records was stale"},
+      {58, "58 records", "every one of the 58 rejected records was stale"},
+    }));
+  CAPTURE(n);
+  CHECK(counted(n, "record", "records") == counted_text);
+  CHECK(rejections_summary(n) == rejections);
+}
+
+TEST_CASE("verdict: the deposits line keeps unfinished deposits apart from "
+          "failures and names unanswered ones only when there are some") {
+  auto [failed_n, unfinished_n, unanswered_n, expected]
+    = GENERATE(table<uint64_t, uint64_t, uint64_t, std::string>({
+      {0, 0, 0,
+       "deposits: 10 sent, 10 acked, 0 failed (every attempt refused or "
+       "unanswered by the cluster), 0 unfinished at stop (never "
+       "acknowledged, not counted against the run); store: 0 conflicts "
+       "refused, 0 duplicates refused"},
+      {2, 7, 0,
+       "deposits: 10 sent, 10 acked, 2 failed (every attempt refused or "
+       "unanswered by the cluster), 7 unfinished at stop (never "
+       "acknowledged, not counted against the run); store: 0 conflicts "
+       "refused, 0 duplicates refused"},
+      {0, 0, 3,
+       "deposits: 10 sent, 10 acked, 0 failed (every attempt refused or "
+       "unanswered by the cluster), 0 unfinished at stop (never "
+       "acknowledged, not counted against the run), 3 without an outcome in "
+       "client.log; store: 0 conflicts refused, 0 duplicates refused"},
+    }));
+  verdict_totals t;
+  t.deposits_sent = 10;
+  t.deposits_acked = 10;
+  t.deposits_failed = failed_n;
+  t.deposits_unfinished = unfinished_n;
+  t.deposits_unanswered = unanswered_n;
+  CHECK(deposits_line(t) == expected);
 }

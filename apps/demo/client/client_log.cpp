@@ -43,6 +43,8 @@ const char* to_string(client_event_kind x) noexcept {
       return "acked";
     case client_event_kind::failed:
       return "failed";
+    case client_event_kind::unfinished:
+      return "unfinished";
   }
   return "unknown";
 }
@@ -56,12 +58,14 @@ std::string format_client_event(const client_event& x) {
       return fmt::format("{} acked {} {} {} {}{}{}\n", x.mono_ns, x.deposit,
                          x.account, x.amount, x.seq, x.node.empty() ? "" : " ",
                          x.node);
-    case client_event_kind::failed: {
+    case client_event_kind::failed:
+    case client_event_kind::unfinished: {
       auto reason = x.reason;
       for (auto& c : reason)
         if (c == '\n' || c == '\r')
           c = ' ';
-      return fmt::format("{} failed {} {}\n", x.mono_ns, x.deposit, reason);
+      return fmt::format("{} {} {} {}\n", x.mono_ns, to_string(x.kind),
+                         x.deposit, reason);
     }
   }
   return {};
@@ -77,8 +81,9 @@ std::optional<client_event> parse_client_event(std::string_view line) {
     return std::nullopt;
   x.deposit = std::string{head[2]};
   auto rest = head[3];
-  if (head[1] == "failed") {
-    x.kind = client_event_kind::failed;
+  if (head[1] == "failed" || head[1] == "unfinished") {
+    x.kind = head[1] == "failed" ? client_event_kind::failed
+                                 : client_event_kind::unfinished;
     x.reason = std::string{rest};
     return x;
   }

@@ -14,6 +14,7 @@
 ///     <mono_ns> sent <deposit_id> <account> <amount>
 ///     <mono_ns> acked <deposit_id> <account> <amount> <seq> [<node>]
 ///     <mono_ns> failed <deposit_id> <reason>
+///     <mono_ns> unfinished <deposit_id> <reason>
 ///
 /// `sent`: the first attempt of a deposit went out (retries on other nodes
 /// reuse the deposit id and are not logged); `acked`: a node answered 200
@@ -21,16 +22,18 @@
 /// `node`: the `host:port` of the app API that answered, which tells a
 /// partitioned node's own answers from its successors'; optional);
 /// `failed`: every attempt failed (`reason`: the last one, free text to the
-/// end of the line). Each deposit has one `sent` and at most one `acked` or
-/// `failed`. Deposit ids and account ids contain no spaces; amounts are
-/// positive. Pure.
+/// end of the line); `unfinished`: the client stopped while the deposit
+/// waited for a retry (never acknowledged; `reason` names the last
+/// attempt). Each deposit has one `sent` and at most one `acked`, `failed`
+/// or `unfinished`. Deposit ids and account ids contain no spaces; amounts
+/// are positive. Pure.
 
 namespace troupe::demo::client {
 
 /// The kinds of client.log lines.
-enum class client_event_kind : uint8_t { sent, acked, failed };
+enum class client_event_kind : uint8_t { sent, acked, failed, unfinished };
 
-/// "sent", "acked" or "failed".
+/// "sent", "acked", "failed" or "unfinished".
 const char* to_string(client_event_kind x) noexcept;
 
 /// One client.log line.
@@ -38,13 +41,14 @@ struct client_event {
   int64_t mono_ns = 0;
   client_event_kind kind = client_event_kind::sent;
   std::string deposit;
-  /// Empty for `failed`.
+  /// Empty for `failed` and `unfinished`.
   std::string account;
-  /// 0 for `failed`.
+  /// 0 for `failed` and `unfinished`.
   int64_t amount = 0;
   /// For `acked` only.
   uint64_t seq = 0;
-  /// For `failed` only (newlines replaced by spaces when formatted).
+  /// For `failed` and `unfinished` only (newlines replaced by spaces when
+  /// formatted).
   std::string reason;
   /// For `acked` only: the app API that answered, `host:port` ("" if the
   /// line names none).

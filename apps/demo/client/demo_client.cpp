@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fcntl.h>
@@ -15,6 +16,8 @@
 
 #include "client/client_log.hpp"
 #include "client/latency_histogram.hpp"
+#include "client/node_choice.hpp"
+#include "client/recent_latency.hpp"
 #include "troupe/runtime/errc.hpp"
 
 namespace troupe::demo::client {
@@ -23,6 +26,9 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+
+// A deposit due longer ago than this and not sent is behind schedule.
+constexpr std::chrono::milliseconds behind_after{100};
 
 int64_t mono_ns(clock_type::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -128,13 +134,16 @@ struct load_driver::impl {
   std::atomic<uint64_t> sent = 0;
   std::atomic<uint64_t> acked = 0;
   std::atomic<uint64_t> failed = 0;
+  std::atomic<uint64_t> unfinished = 0;
   std::atomic<uint64_t> attempts = 0;
-  // Latencies and the acks per second.
+  // Latencies over the whole run and over the last seconds.
   mutable std::mutex stats_mtx;
   latency_histogram latencies;
-  int64_t second = -1;
-  uint64_t this_second = 0;
-  uint64_t last_second = 0;
+  recent_latency recent;
+  // Which node each attempt goes to; shared, so that one refusal spares
+  // every worker the dead node.
+  std::mutex choice_mtx;
+  std::optional<node_choice> choice;
   // Wakes sleeping workers and the flusher on stop.
   std::mutex stop_mtx;
   std::condition_variable stop_cv;
@@ -148,18 +157,16 @@ struct load_driver::impl {
     return !stop_cv.wait_until(guard, t, [this] { return stopping.load(); });
   }
 
-  // The second of `t` since the start, rolling the per-second counts.
+  std::chrono::nanoseconds since_start(clock_type::time_point t) const {
+    return t - start;
+  }
+
   void count_ack(clock_type::time_point t, std::chrono::microseconds latency) {
     auto sec
       = std::chrono::duration_cast<std::chrono::seconds>(t - start).count();
     std::lock_guard<std::mutex> guard{stats_mtx};
     latencies.add(latency);
-    if (sec != second) {
-      last_second = sec == second + 1 ? this_second : 0;
-      this_second = 0;
-      second = sec;
-    }
-    ++this_second;
+    recent.add(sec, latency);
   }
 
   void work() {
@@ -170,16 +177,36 @@ struct load_driver::impl {
       auto n = next.fetch_add(1);
       if (s.max_deposits > 0 && n >= s.max_deposits)
         return;
-      if (s.rate > 0) {
-        auto due
-          = start
-            + std::chrono::duration_cast<clock_type::duration>(
-              std::chrono::duration<double>(static_cast<double>(n) / s.rate));
-        if (!sleep_until(due))
-          return;
-      }
+      if (s.rate > 0 && !sleep_until(due(n)))
+        return;
       run_deposit(n, conns);
     }
+  }
+
+  // When deposit n is due under the rate.
+  clock_type::time_point due(uint64_t n) const {
+    return start
+           + std::chrono::duration_cast<clock_type::duration>(
+             std::chrono::duration<double>(static_cast<double>(n) / s.rate));
+  }
+
+  // The node for this attempt, and whether to wait the retry delay first.
+  std::pair<size_t, bool> choose(uint64_t n, uint32_t attempt, size_t previous,
+                                 bool refused) {
+    auto now = since_start(clock_type::now());
+    std::lock_guard<std::mutex> guard{choice_mtx};
+    if (attempt == 0)
+      return {choice->first(n, now), false};
+    auto node = choice->next(previous, now);
+    return {node, choice->waits_before(node, refused, now)};
+  }
+
+  void learn(size_t node, bool refused) {
+    std::lock_guard<std::mutex> guard{choice_mtx};
+    if (refused)
+      choice->on_refused(node, since_start(clock_type::now()));
+    else
+      choice->on_answered(node);
   }
 
   void run_deposit(uint64_t n,
@@ -194,14 +221,30 @@ struct load_driver::impl {
     log.add(format_client_event(ev));
     ++sent;
     std::string last;
+    size_t node = 0;
+    bool refused = false;
+    auto outcome = client_event_kind::failed;
     for (uint32_t attempt = 0; attempt < s.max_attempts; ++attempt) {
-      if (attempt > 0 && !sleep_until(clock_type::now() + s.retry_delay)) {
-        last = "the client stopped; last attempt: " + last;
+      auto [to, wait] = choose(n, attempt, node, refused);
+      node = to;
+      // Stopping ends a deposit between attempts, never in one.
+      if (attempt > 0
+          && (stopping
+              || (wait && !sleep_until(clock_type::now() + s.retry_delay)))) {
+        outcome = client_event_kind::unfinished;
+        last = fmt::format("the client stopped before attempt {}; attempt {}: "
+                           "{}",
+                           attempt + 1, attempt, last);
         break;
       }
-      auto& conn = *conns[(n + attempt) % conns.size()];
+      auto& conn = *conns[node];
       ++attempts;
       auto r = conn.request("POST", target);
+      refused
+        = !r
+          && r.error().code
+               == static_cast<uint8_t>(runtime::errc::http_connect_failed);
+      learn(node, refused);
       if (r && r->status == 200) {
         auto t1 = clock_type::now();
         ev.kind = client_event_kind::acked;
@@ -219,12 +262,12 @@ struct load_driver::impl {
                : r.error().message;
     }
     client_event f;
-    f.kind = client_event_kind::failed;
+    f.kind = outcome;
     f.mono_ns = mono_ns(clock_type::now());
     f.deposit = ev.deposit;
     f.reason = last;
     log.add(format_client_event(f));
-    ++failed;
+    ++(outcome == client_event_kind::failed ? failed : unfinished);
   }
 
   void flush_loop() {
@@ -270,6 +313,7 @@ load_driver::start(load_settings settings, const std::filesystem::path& log) {
   if (settings.rate < 0)
     return bad("rate must not be negative");
   auto x = std::make_unique<impl>();
+  x->choice.emplace(settings.nodes.size(), settings.refusing_pause);
   x->s = std::move(settings);
   if (auto err = x->log.open(log))
     return err;
@@ -289,25 +333,35 @@ load_driver::~load_driver() {
 
 load_counters load_driver::counters() const {
   load_counters c;
-  // Acks and failures before sends: in_flight never underflows.
+  auto now = clock_type::now();
+  c.at = impl_->since_start(now);
+  // Outcomes before sends: in_flight never underflows.
   c.failed = impl_->failed.load();
+  c.unfinished = impl_->unfinished.load();
   c.acked = impl_->acked.load();
   c.sent = impl_->sent.load();
   c.attempts = impl_->attempts.load();
-  c.in_flight = c.sent - c.acked - c.failed;
-  auto now_sec = std::chrono::duration_cast<std::chrono::seconds>(
-                   clock_type::now() - impl_->start)
-                   .count();
+  c.in_flight = c.sent - c.acked - c.failed - c.unfinished;
+  if (impl_->s.rate > 0 && c.at >= behind_after) {
+    // Deposits 0..due-1 were due behind_after ago (a worker that wakes a
+    // little late for its deposit is not behind).
+    auto due = static_cast<uint64_t>(
+                 std::chrono::duration<double>(c.at - behind_after).count()
+                 * impl_->s.rate)
+               + 1;
+    if (impl_->s.max_deposits > 0)
+      due = std::min(due, impl_->s.max_deposits);
+    c.behind = due > c.sent ? due - c.sent : 0;
+  }
+  auto sec = std::chrono::duration_cast<std::chrono::seconds>(c.at).count();
   std::lock_guard<std::mutex> guard{impl_->stats_mtx};
   auto& h = impl_->latencies;
   c.p50 = h.quantile(0.5);
   c.p90 = h.quantile(0.9);
   c.p99 = h.quantile(0.99);
   c.max = h.max();
-  if (now_sec == impl_->second)
-    c.acks_last_second = impl_->last_second;
-  else if (now_sec == impl_->second + 1)
-    c.acks_last_second = impl_->this_second;
+  c.recent_p99 = impl_->recent.window(sec).quantile(0.99);
+  c.recent_seconds = recent_latency::window_seconds;
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/http_connection.hpp"
+#include "client/load_counters.hpp"
 #include "troupe/runtime/error.hpp"
 
 /// @file
@@ -34,35 +35,19 @@ struct load_settings {
   /// Per attempt: connect + request + answer.
   std::chrono::milliseconds request_timeout{2000};
   /// Attempts per deposit, on successive nodes (round-robin from the node
-  /// deposit n starts at, n mod nodes), before it is logged `failed`.
+  /// deposit n starts at, n mod nodes, skipping nodes that refuse
+  /// connections: node_choice.hpp), before it is logged `failed`.
   uint32_t max_attempts = 5;
-  /// Pause before each retry (the failover needs a moment).
+  /// Pause before each retry (the failover needs a moment); none after a
+  /// refused connection when another node is not refusing.
   std::chrono::milliseconds retry_delay{250};
+  /// How long a node that refused a connection is skipped (then probed
+  /// again).
+  std::chrono::milliseconds refusing_pause{1000};
   /// Deposit ids are `<deposit_prefix><n>`, n from 0.
   std::string deposit_prefix = "d";
   /// Stop after this many deposits (0: until `stop`).
   uint64_t max_deposits = 0;
-};
-
-/// The driver's counters at one moment. `sent` = `acked` + `failed` +
-/// `in_flight`.
-struct load_counters {
-  /// Deposits started (first attempts).
-  uint64_t sent = 0;
-  uint64_t acked = 0;
-  uint64_t failed = 0;
-  uint64_t in_flight = 0;
-  /// Requests including retries.
-  uint64_t attempts = 0;
-  /// Latency from `sent` to `acked` (retries included), over every acked
-  /// deposit so far; within ~3% (a log-linear histogram's bucket bound).
-  /// Zero before the first ack.
-  std::chrono::microseconds p50{0};
-  std::chrono::microseconds p90{0};
-  std::chrono::microseconds p99{0};
-  std::chrono::microseconds max{0};
-  /// Acks in the last complete second (per second).
-  uint64_t acks_last_second = 0;
 };
 
 /// The request a node gets for one deposit: `POST /deposit?account=ID&
@@ -75,7 +60,9 @@ int64_t deposit_amount(uint64_t n) noexcept;
 
 /// A running load. A node's 200 is an ack (its JSON `seq`, if any, is
 /// logged); any other status or an HTTP error is a failed attempt, retried
-/// on the next node with the same deposit id after `retry_delay`.
+/// on the next node with the same deposit id after `retry_delay`. A refused
+/// connection (a dead node) is retried on the next node that does not
+/// refuse at once, and every worker skips that node for `refusing_pause`.
 ///
 /// The log is written through one buffered writer: lines reach the file
 /// at least every 200 ms and by `stop` (a process killed before `stop`
@@ -101,8 +88,9 @@ public:
   /// True once `max_deposits` deposits were acked or failed.
   bool finished() const;
 
-  /// Lets each worker finish its current deposit (bounded by its attempts),
-  /// joins them and flushes the log. Idempotent.
+  /// Lets each worker finish its current attempt, logs a deposit that
+  /// waited for a retry `unfinished`, joins the workers and flushes the
+  /// log. Idempotent.
   void stop();
 
   struct impl;

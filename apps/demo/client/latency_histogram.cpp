@@ -33,6 +33,13 @@ void latency_histogram::add(std::chrono::microseconds d) noexcept {
   max_ = std::max(max_, std::chrono::microseconds{static_cast<int64_t>(us)});
 }
 
+void latency_histogram::merge(const latency_histogram& other) noexcept {
+  for (size_t i = 0; i < buckets; ++i)
+    counts_[i] += other.counts_[i];
+  count_ += other.count_;
+  max_ = std::max(max_, other.max_);
+}
+
 std::chrono::microseconds latency_histogram::quantile(double q) const noexcept {
   if (count_ == 0)
     return std::chrono::microseconds{0};

@@ -17,6 +17,9 @@ class latency_histogram {
 public:
   void add(std::chrono::microseconds d) noexcept;
 
+  /// Adds every value of `other` (the histogram of both sets of values).
+  void merge(const latency_histogram& other) noexcept;
+
   /// Values added.
   uint64_t count() const noexcept {
     return count_;

@@ -8,10 +8,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "process/cli_error.hpp"
+
 /// @file
 /// The command line of the demo's helper servers (troupe-demo-store,
-/// troupe-k8s-emulator): `--bind` and `--port` flags, parsing with usage
-/// on error, and the `listening on HOST:PORT` line a launcher reads.
+/// troupe-k8s-emulator): `--bind` and `--port` flags, parsing (errors in
+/// cli_error.hpp's one style) and the `listening on HOST:PORT` line a
+/// launcher reads.
 
 namespace troupe::demo::process {
 
@@ -28,25 +31,16 @@ inline void add_listen_flags(CLI::App& app, listen_flags& f) {
   app.add_option("--bind", f.bind, "Address to listen on")
     ->capture_default_str();
   app.add_option("--port", f.port, "Port to listen on (0: a free one)")
-    ->check(CLI::Range(0, 65535))
+    ->check(whole_number_in(0, 65535))
     ->capture_default_str();
 }
 
 /// Parses the command line. Nullopt when the program should go on;
 /// otherwise its exit code: 0 after `--help` (usage on stdout), 2 after an
-/// error (`PROGRAM: what` naming the flag, then the usage, on stderr).
+/// error (`PROGRAM: what was wrong; see --help` on stderr: cli_error.hpp).
 inline std::optional<int> parse_cli(CLI::App& app, int argc, char** argv,
                                     std::string_view program) {
-  try {
-    app.parse(argc, argv);
-    return std::nullopt;
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << program << ": " << e.what() << "\n\n" << app.help();
-    return 2;
-  }
+  return parse_cli(app, argc, argv, program, std::cout, std::cerr);
 }
 
 /// `listening on HOST:PORT`, an IPv6 host in brackets (the launcher's

@@ -35,7 +35,7 @@ check check_records(const std::vector<std::string>& problems) {
     fail(c, p, n);
   close_problems(c, n);
   if (!c.ok)
-    c.summary = fmt::format("{} malformed lines", n);
+    c.summary = counted(n, "malformed line", "malformed lines");
   return c;
 }
 
@@ -76,20 +76,22 @@ void check_ledger(const std::vector<ledger_entry>& ledger, report& r) {
   close_problems(fencing, bad_accepts);
   close_problems(rejections, bad_rejects);
   fencing.summary = fmt::format(
-    "no stale token accepted ({} records accepted, highest token {}; {} "
-    "stale records rejected)",
-    t.ledger_accepted, t.highest_token, t.ledger_rejected);
+    "no stale token accepted ({} accepted, highest token {}; {} rejected as "
+    "stale)",
+    counted(t.ledger_accepted, "record", "records"), t.highest_token,
+    counted(t.ledger_rejected, "record", "records"));
   if (!fencing.ok)
-    fencing.summary
-      = fmt::format("{} records accepted with a stale token", bad_accepts);
-  rejections.summary = fmt::format("every one of {} rejected records was stale",
-                                   t.ledger_rejected);
+    fencing.summary = fmt::format("{} accepted with a stale token",
+                                  counted(bad_accepts, "record", "records"));
+  rejections.summary = rejections_summary(t.ledger_rejected);
   if (!rejections.ok)
-    rejections.summary = fmt::format("{} fresh records rejected", bad_rejects);
+    rejections.summary = fmt::format(
+      "{} rejected", counted(bad_rejects, "fresh record", "fresh records"));
   check activity{"ledger activity", t.ledger_accepted > 0, {}, {}};
-  activity.summary = activity.ok
-                       ? fmt::format("{} records accepted", t.ledger_accepted)
-                       : "the ledger accepted no record";
+  activity.summary
+    = activity.ok ? fmt::format("{} accepted",
+                                counted(t.ledger_accepted, "record", "records"))
+                  : "the ledger accepted no record";
   r.checks.push_back(std::move(fencing));
   r.checks.push_back(std::move(rejections));
   r.checks.push_back(std::move(activity));
@@ -157,15 +159,17 @@ void check_journal(const std::vector<journal_entry>& journal, report& r,
     t.balance_sum += a.balance;
   close_problems(seq, bad_seq);
   close_problems(balances, bad_balance);
-  seq.summary = seq.ok ? fmt::format("{} deposits applied over {} accounts, "
-                                     "seq without gaps or repeats",
-                                     t.journal_applied, accounts.size())
-                       : fmt::format("{} sequence faults", bad_seq);
-  balances.summary = balances.ok
-                       ? fmt::format("every balance is the sum of its "
-                                     "deposits (total {})",
-                                     t.balance_sum)
-                       : fmt::format("{} balances off", bad_balance);
+  seq.summary
+    = seq.ok ? fmt::format("{} applied over {}, seq without gaps or repeats",
+                           counted(t.journal_applied, "deposit", "deposits"),
+                           counted(accounts.size(), "account", "accounts"))
+             : counted(bad_seq, "sequence fault", "sequence faults");
+  balances.summary
+    = balances.ok
+        ? fmt::format("every balance is the sum of its "
+                      "deposits (total {})",
+                      t.balance_sum)
+        : fmt::format("{} off", counted(bad_balance, "balance", "balances"));
   r.checks.push_back(std::move(seq));
   r.checks.push_back(std::move(balances));
 }
@@ -188,6 +192,9 @@ void check_deposits(const std::vector<client_event>& events,
       sent.emplace(e.deposit, &e);
     } else if (e.kind == client_event_kind::failed) {
       ++t.deposits_failed;
+      failures.insert(e.deposit);
+    } else if (e.kind == client_event_kind::unfinished) {
+      ++t.deposits_unfinished;
       failures.insert(e.deposit);
     } else {
       ++t.deposits_acked;
@@ -232,25 +239,31 @@ void check_deposits(const std::vector<client_event>& events,
   }
   close_problems(acked, bad_acked);
   close_problems(phantom, bad_phantom);
-  acked.summary = acked.ok ? fmt::format("all {} acknowledged deposits are in "
-                                         "the journal with their amounts",
-                                         t.deposits_acked)
-                           : fmt::format("{} acknowledged deposits lost or "
-                                         "altered",
-                                         bad_acked);
-  phantom.summary = phantom.ok
-                      ? fmt::format("every applied deposit was sent by the "
-                                    "client ({} sent)",
-                                    t.deposits_sent)
-                      : fmt::format("{} applied deposits the client did not "
-                                    "send",
-                                    bad_phantom);
+  acked.summary
+    = !acked.ok ? fmt::format(
+        "{} lost or altered",
+        counted(bad_acked, "acknowledged deposit", "acknowledged deposits"))
+      : t.deposits_acked == 0 ? "no deposit was acknowledged"
+      : t.deposits_acked == 1 ? "the one acknowledged deposit is in the "
+                                "journal with its amount"
+                              : fmt::format("all {} acknowledged deposits are "
+                                            "in the journal with their "
+                                            "amounts",
+                                            t.deposits_acked);
+  phantom.summary
+    = phantom.ok
+        ? fmt::format("every applied deposit was sent by the client ({} "
+                      "sent)",
+                      t.deposits_sent)
+        : fmt::format(
+          "{} the client did not send",
+          counted(bad_phantom, "applied deposit", "applied deposits"));
   check sums{"sums", t.acked_sum <= t.balance_sum, {}, {}};
   sums.summary = fmt::format(
-    "acknowledged {} {} balances {}; in doubt {} deposits (sum {}), applied "
-    "but never acknowledged: allowed",
-    t.acked_sum, sums.ok ? "<=" : ">", t.balance_sum, t.in_doubt,
-    t.in_doubt_sum);
+    "acknowledged {} {} balances {}; in doubt {} (sum {}), applied but never "
+    "acknowledged: allowed",
+    t.acked_sum, sums.ok ? "<=" : ">", t.balance_sum,
+    counted(t.in_doubt, "deposit", "deposits"), t.in_doubt_sum);
   r.checks.push_back(std::move(acked));
   r.checks.push_back(std::move(phantom));
   r.checks.push_back(std::move(sums));
@@ -288,6 +301,36 @@ check check_failover(const failover_measure& m) {
 
 } // namespace
 
+std::string counted(uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string rejections_summary(uint64_t rejected) {
+  if (rejected == 0)
+    return "no record was rejected";
+  if (rejected == 1)
+    return "the one rejected record was stale";
+  return fmt::format("every one of the {} rejected records was stale",
+                     rejected);
+}
+
+std::string deposits_line(const verdict_totals& t) {
+  auto out = fmt::format(
+    "deposits: {} sent, {} acked, {} failed (every attempt refused or "
+    "unanswered by the cluster), {} unfinished at stop (never acknowledged, "
+    "not counted against the run)",
+    t.deposits_sent, t.deposits_acked, t.deposits_failed,
+    t.deposits_unfinished);
+  if (t.deposits_unanswered > 0)
+    out += fmt::format(", {} without an outcome in client.log",
+                       t.deposits_unanswered);
+  return out
+         + fmt::format(
+           "; store: {} refused, {} refused",
+           counted(t.journal_conflicts, "conflict", "conflicts"),
+           counted(t.journal_duplicates, "duplicate", "duplicates"));
+}
+
 bool report::passed() const noexcept {
   return std::all_of(checks.begin(), checks.end(),
                      [](const check& c) { return c.ok; });
@@ -319,12 +362,7 @@ std::string render(const report& r) {
     for (auto& p : c.problems)
       out += fmt::format("     {}\n", p);
   }
-  auto& t = r.totals;
-  out += fmt::format("deposits: {} sent, {} acked, {} failed, {} unanswered; "
-                     "store: {} conflicts, {} duplicates refused\n",
-                     t.deposits_sent, t.deposits_acked, t.deposits_failed,
-                     t.deposits_unanswered, t.journal_conflicts,
-                     t.journal_duplicates);
+  out += deposits_line(r.totals) + "\n";
   if (failed == 0)
     out += "verdict: PASS\n";
   else

@@ -118,8 +118,12 @@ struct verdict_totals {
   uint64_t highest_token = 0;
   uint64_t deposits_sent = 0;
   uint64_t deposits_acked = 0;
+  /// Every attempt failed: the cluster refused or did not answer.
   uint64_t deposits_failed = 0;
-  /// Sent, neither acked nor failed (the client stopped first).
+  /// The client stopped while they waited for a retry: never acknowledged,
+  /// so allowed (not counted against the run).
+  uint64_t deposits_unfinished = 0;
+  /// Sent without an outcome line (the client ended before logging one).
   uint64_t deposits_unanswered = 0;
   uint64_t journal_applied = 0;
   uint64_t journal_conflicts = 0;
@@ -157,10 +161,26 @@ parse_client_log(std::string_view text, std::vector<std::string>& problems);
 /// Runs every check.
 report judge(const verdict_input& in);
 
+/// `n` and the noun: "1 record", "0 records", "2 records".
+std::string counted(uint64_t n, std::string_view one, std::string_view many);
+
+/// The `rejections` check's summary when it passed: "no record was
+/// rejected", "the one rejected record was stale", "every one of the 5
+/// rejected records was stale".
+std::string rejections_summary(uint64_t rejected);
+
+/// What became of the client's deposits and what the store refused, e.g.
+/// `deposits: 2224 sent, 2217 acked, 0 failed (every attempt refused or
+/// unanswered by the cluster), 7 unfinished at stop (never acknowledged,
+/// not counted against the run); store: 0 conflicts, 22 duplicates
+/// refused`; deposits without an outcome line are named only when there
+/// are some.
+std::string deposits_line(const verdict_totals& t);
+
 /// The report for people: one `PASS name: summary` or `FAIL name: summary`
-/// line per check, each problem indented below its check, then `verdict:
-/// PASS` or `verdict: FAIL (n of m checks failed)`; every line ends in a
-/// newline.
+/// line per check, each problem indented below its check, the
+/// deposits_line, then `verdict: PASS` or `verdict: FAIL (n of m checks
+/// failed)`; every line ends in a newline.
 std::string render(const report& r);
 
 } // namespace troupe::demo::verdict
