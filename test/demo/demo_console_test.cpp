@@ -79,7 +79,7 @@ TEST_CASE("console: the singleton line names a missing host and holder") {
   s.singleton_token.reset();
   s.lease_holder.reset();
   CHECK(singleton_line(s, short_name)
-        == "singleton scheduler: not running | its lease: not held");
+        == "singleton scheduler: none reported | its lease: none reported");
 }
 
 TEST_CASE("console: shards allocated, none yet, or no answer") {
