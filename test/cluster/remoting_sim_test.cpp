@@ -10,6 +10,7 @@
 #include "troupe/cluster/errc.hpp"
 #include "troupe/cluster/remoting_errc.hpp"
 #include "troupe/cluster/remoting_wire.hpp"
+#include "troupe/runtime/log.hpp"
 
 using namespace troupe;
 using namespace troupe::test;
@@ -183,6 +184,32 @@ TEST_CASE("remoting (sim): a message for a name nothing is published under "
   w.advance(100ms);
   CHECK(B.metrics().dead_letters == 1);
   CHECK(B.metrics().delivered == 0);
+}
+
+TEST_CASE("remoting (sim): dead letters are logged at info, and at debug "
+          "once the receiver's shutdown began") {
+  auto sink = std::make_shared<runtime::capture_sink>();
+  runtime::add_log_sink(sink);
+  auto level = runtime::current_log_level();
+  runtime::set_log_level(runtime::log_level::debug);
+  sim_remoting w;
+  auto A = w.start(a);
+  auto B = w.start(b);
+  REQUIRE(!A.send(remote_ref{b, "nobody"}, order_msg(1)));
+  w.advance(100ms);
+  B.begin_shutdown();
+  REQUIRE(!A.send(remote_ref{b, "nobody"}, order_msg(2)));
+  w.advance(100ms);
+  runtime::set_log_level(level);
+  runtime::remove_log_sink(sink);
+  CHECK(B.metrics().dead_letters == 2);
+  std::vector<runtime::log_level> levels;
+  for (auto& r : sink->records())
+    if (r.message.find("dead letter") != std::string::npos)
+      levels.push_back(r.level);
+  INFO(sink->dump());
+  CHECK(levels
+        == std::vector{runtime::log_level::info, runtime::log_level::debug});
 }
 
 TEST_CASE("remoting (sim): bad references and names are errors") {

@@ -165,6 +165,7 @@ int cluster_system::run(runtime::timespan leave_timeout) {
     runtime::sleep_unless_stopped(std::chrono::milliseconds{100});
   if (management_)
     management_->set_stopping();
+  remoting_.begin_shutdown();
   leave(leave_timeout);
   shutdown();
   return stop_->stopped_by_cluster.load() ? 1 : 0;
@@ -200,6 +201,7 @@ bool cluster_system::leave(runtime::timespan timeout) {
 }
 
 void cluster_system::shutdown() {
+  remoting_.begin_shutdown();
   if (node_)
     node_->shutdown();
 }

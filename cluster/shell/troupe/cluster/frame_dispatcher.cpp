@@ -54,12 +54,13 @@ void frame_dispatcher::dispatch(
   }
   auto& counters = *ctx_->counters;
   if (!target_.actor || (tagged && !target_.receiver)) {
-    if (remoting_counters::bump(counters.dead_letters))
-      ctx_->log.info("dead letter: nothing {}is published under \"{}\" on "
-                     "this node; dropped a {} from {} ({} so far)",
-                     tagged ? "that takes tagged messages " : "", env->name,
-                     to_string(env->kind), to_string(from),
-                     counters.dead_letters.load(std::memory_order_relaxed));
+    if (auto level = counters.dead_letter())
+      ctx_->log.log(*level,
+                    "dead letter: nothing {}is published under \"{}\" on "
+                    "this node; dropped a {} from {} ({} so far)",
+                    tagged ? "that takes tagged messages " : "", env->name,
+                    to_string(env->kind), to_string(from),
+                    counters.dead_letters.load(std::memory_order_relaxed));
     return;
   }
   if (tagged)

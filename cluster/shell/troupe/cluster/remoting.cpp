@@ -35,10 +35,11 @@ void deliver_locally(detail::remoting_shared& sh, const std::string& name,
                      const caf::message& msg, const std::string& reply_to) {
   auto target = sh.registry->find_target(name);
   if (!target.actor) {
-    if (detail::remoting_counters::bump(sh.counters->dead_letters))
-      sh.log.info("dead letter: nothing is published under \"{}\" on this "
-                  "node; dropped a local message",
-                  name);
+    if (auto level = sh.counters->dead_letter())
+      sh.log.log(*level,
+                 "dead letter: nothing is published under \"{}\" on this "
+                 "node; dropped a local message",
+                 name);
     return;
   }
   auto full = caf::message::concat(
@@ -52,11 +53,12 @@ void deliver_tagged_locally(detail::remoting_shared& sh, std::string_view name,
                             std::string_view tag, const caf::message& msg) {
   auto target = sh.registry->find_target(name);
   if (!target.receiver) {
-    if (detail::remoting_counters::bump(sh.counters->dead_letters))
-      sh.log.info("dead letter: nothing that takes tagged messages is "
-                  "published under \"{}\" on this node; dropped a local "
-                  "tagged message",
-                  name);
+    if (auto level = sh.counters->dead_letter())
+      sh.log.log(*level,
+                 "dead letter: nothing that takes tagged messages is "
+                 "published under \"{}\" on this node; dropped a local "
+                 "tagged message",
+                 name);
     return;
   }
   (*target.receiver)(sh.local, tag, msg);
@@ -300,6 +302,11 @@ void remoting_handle::node_removed(const unique_address& node,
   if (sh_ && node.uid != 0)
     caf::anon_send(sh_->actor, node_removed_atom::value, node,
                    std::move(reason), quarantine_after);
+}
+
+void remoting_handle::begin_shutdown() const {
+  if (sh_)
+    sh_->counters->shutting_down.store(true, std::memory_order_relaxed);
 }
 
 remoting_metrics remoting_handle::metrics() const {

@@ -255,6 +255,13 @@ public:
 
   // -- operations -------------------------------------------------------------
 
+  /// This node's shutdown began: from now on dead letters are still
+  /// counted but logged at debug, not info (Akka's
+  /// log-dead-letters-during-shutdown = off): until the others learn that
+  /// this node left, they still send to its regions and singletons, which
+  /// have stopped. Thread-safe, idempotent.
+  void begin_shutdown() const;
+
   /// Counters of this node's remote messaging.
   remoting_metrics metrics() const;
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
@@ -71,6 +72,22 @@ struct remoting_counters {
   static bool bump(std::atomic<uint64_t>& counter) noexcept {
     auto n = counter.fetch_add(1, std::memory_order_relaxed) + 1;
     return (n & (n - 1)) == 0;
+  }
+
+  // Set when this node's shutdown began (remoting_handle::begin_shutdown).
+  std::atomic<bool> shutting_down{false};
+
+  // Counts a dead letter; the level to log it at, or none (only the 1st,
+  // 2nd, 4th, ... are logged). Debug once the shutdown began: a stopping
+  // node's unpublished regions and singletons still get messages until
+  // the others learn it left, which is expected (Akka's
+  // log-dead-letters-during-shutdown = off).
+  std::optional<runtime::log_level> dead_letter() noexcept {
+    if (!bump(dead_letters))
+      return std::nullopt;
+    return shutting_down.load(std::memory_order_relaxed)
+             ? runtime::log_level::debug
+             : runtime::log_level::info;
   }
 };
 
