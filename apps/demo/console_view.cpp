@@ -42,7 +42,8 @@ std::string members_line(const cluster_snapshot& snap, const namer& name) {
 }
 
 std::string singleton_line(const cluster_snapshot& snap, const namer& name) {
-  auto host = snap.singleton_host ? name(*snap.singleton_host) : "none reported";
+  auto host
+    = snap.singleton_host ? name(*snap.singleton_host) : "none reported";
   auto holder = snap.lease_holder ? name(*snap.lease_holder) : "none reported";
   auto token = [](const std::optional<uint64_t>& t) {
     return t ? fmt::format(" token {}", *t) : std::string{};

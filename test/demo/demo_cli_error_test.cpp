@@ -12,8 +12,8 @@
 
 using namespace troupe::demo;
 
-TEST_CASE("cli errors: one line, PROGRAM: what was wrong; see --help, exit "
-          "2") {
+TEST_CASE("cli errors: one line, PROGRAM: what was wrong, then see --help, "
+          "exit 2") {
   auto [args, code, expected]
     = GENERATE(table<std::vector<std::string>, int, std::string>({
       {{"--nodes", "2"},

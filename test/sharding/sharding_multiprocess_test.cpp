@@ -144,14 +144,33 @@ struct sharded_cluster {
 
   /// Sends SIGTERM to every slot in `slots`, then waits for each (20 s,
   /// then SIGKILL, which fails the test: a graceful stop must end).
+  ///
+  /// Each exit time is taken when that process is reaped, all of them
+  /// polled together: reaping one after the other stamped a process that
+  /// exited while the first was still stopping with the first's (later)
+  /// time, and the checker then saw its incarnations overlap their
+  /// successors (a false "two live incarnations" under load).
   void terminate(const std::vector<size_t>& slots) {
     for (auto s : slots)
       ps[s]->proc().signal(SIGTERM);
+    std::vector<size_t> pending = slots;
+    auto until = std::chrono::steady_clock::now() + 20s;
+    while (!pending.empty() && std::chrono::steady_clock::now() < until) {
+      std::erase_if(pending, [&](size_t s) {
+        if (!ps[s]->proc().reap(0ms))
+          return false;
+        exits[ps[s]->addr()] = monotonic_ns();
+        return true;
+      });
+      std::this_thread::sleep_for(5ms);
+    }
     for (auto s : slots) {
-      auto graceful = ps[s]->proc().reap(20s);
-      if (!graceful)
+      auto graceful
+        = std::find(pending.begin(), pending.end(), s) == pending.end();
+      if (!graceful) {
         ps[s]->proc().stop(1s);
-      exits[ps[s]->addr()] = monotonic_ns();
+        exits[ps[s]->addr()] = monotonic_ns();
+      }
       INFO(ps[s]->name() << " output:\n" << ps[s]->output());
       CHECK(graceful);
     }
