@@ -256,3 +256,35 @@ TEST_CASE("management server (tcp): a request that waits holds one worker, "
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("workers = 0") != std::string::npos);
 }
+
+TEST_CASE("management server (tcp): a request answered inline is answered "
+          "while every worker waits") {
+  std::promise<void> fast_answered;
+  auto released = fast_answered.get_future().share();
+  std::promise<void> slow_entered;
+  std::atomic<bool> slow_saw_release{false};
+  auto settings = loopback_any_port();
+  settings.workers = 1;
+  settings.answer_inline
+    = [](const http_request& r) { return r.target == "/probe"; };
+  auto srv = http_server::start(settings, [&](const http_request& r) {
+    http_response out;
+    if (r.target == "/slow") {
+      slow_entered.set_value();
+      slow_saw_release = released.wait_for(std::chrono::seconds{10})
+                         == std::future_status::ready;
+    }
+    out.body = r.target;
+    return out;
+  });
+  REQUIRE(srv);
+  auto port = (*srv)->port();
+  std::thread slow{[&] { client{port}.request(http::verb::get, "/slow"); }};
+  REQUIRE(slow_entered.get_future().wait_for(std::chrono::seconds{10})
+          == std::future_status::ready);
+  client b{port};
+  CHECK(b.request(http::verb::get, "/probe").body() == "/probe");
+  fast_answered.set_value();
+  slow.join();
+  CHECK(slow_saw_release);
+}

@@ -532,3 +532,30 @@ TEST_CASE("management: GET /faults lists the faults in force, DELETE heals "
           .status
         == 200);
 }
+
+TEST_CASE("management: only reads of state this node holds are answered "
+          "without waiting") {
+  struct row {
+    std::string method;
+    std::string target;
+    bool inline_ok;
+  };
+  auto x = GENERATE(values<row>({
+    {"GET", "/", true},
+    {"HEAD", "/alive", true},
+    {"GET", "/ready?verbose=1", true},
+    {"GET", "/cluster/members", true},
+    {"GET", "/cluster/members/10.0.0.2:2552", true},
+    {"GET", "/faults", true},
+    {"PUT", "/cluster/members/10.0.0.2:2552", false},
+    {"DELETE", "/faults", false},
+    {"GET", "/singletons", false},
+    {"GET", "/leases", false},
+    {"GET", "/cluster/shards/accounts", false},
+    {"GET", "/metrics", false},
+    {"GET", "/nowhere", false},
+  }));
+  INFO(x.method << " " << x.target);
+  CHECK(answers_without_waiting(http_request{x.method, x.target, {}, {}, {}})
+        == x.inline_ok);
+}

@@ -513,6 +513,16 @@ std::optional<std::string> percent_decode(std::string_view x) {
   return out;
 }
 
+bool answers_without_waiting(const http_request& req) {
+  if (req.method != "GET" && req.method != "HEAD")
+    return false;
+  std::string_view target = req.target;
+  auto path = target.substr(0, target.find('?'));
+  constexpr std::string_view members = "/cluster/members";
+  return path == "/" || path == "/alive" || path == "/ready"
+         || path == "/faults" || path.substr(0, members.size()) == members;
+}
+
 bool equal_secret(std::string_view a, std::string_view b) noexcept {
   // The length is not secret; the bytes are compared without an early exit.
   if (a.size() != b.size())

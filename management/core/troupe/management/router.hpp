@@ -214,6 +214,15 @@ struct router_settings {
 http_response handle(management_source& source, const router_settings& s,
                      const http_request& req);
 
+/// True for the requests whose answer never waits for a module or a
+/// peer, which the server may answer on its io thread: GET and HEAD of
+/// `/`, `/alive`, `/ready`, `/cluster/members[/{address}]` and `/faults`
+/// (each reads state this node holds under a lock). Everything else, and
+/// any other method, may wait (`/singletons`, `/leases` and
+/// `/cluster/shards/{type}` ask every member, `/metrics` asks the local
+/// modules).
+bool answers_without_waiting(const http_request& req);
+
 /// Decodes `%XX` escapes (and nothing else: `+` stays). Null for a broken
 /// escape.
 std::optional<std::string> percent_decode(std::string_view x);

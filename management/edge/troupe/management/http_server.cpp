@@ -128,6 +128,8 @@ private:
     keep_alive_ = req.keep_alive();
     version_ = req.version();
     auto head = req.method() == http::verb::head;
+    if (srv_.settings.answer_inline && srv_.settings.answer_inline(in))
+      return write(run_handler(in), head);
     // The io thread must not wait for the handler: it serves every
     // connection. The work guard keeps it running until the answer is
     // back, also during stop (the write then fails on the closed socket).

@@ -490,6 +490,7 @@ management_service::start(runtime::node& node, cluster::cluster_handle cluster,
     // A gather waits up to query_timeout for its peers; the probes, the
     // members and the metrics must not queue behind it.
     hs.workers = 4;
+    hs.answer_inline = answers_without_waiting;
     auto rs = router_settings_of(*settings, dashboard_html());
     hs.max_body = rs.max_body;
     auto source = std::make_shared<node_source>(st);
