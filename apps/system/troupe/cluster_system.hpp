@@ -138,9 +138,12 @@ public:
   /// Leaves the cluster and waits until this node is removed (or downed,
   /// or no longer a member), at most `timeout`: the leader moves it to
   /// exiting, its singletons hand over (the exit gate holds the exit until
-  /// they did), then it is removed. Akka's CoordinatedShutdown phases
-  /// cluster-leave and cluster-exiting, in their simplest form: false on a
-  /// timeout (the node then stops anyway, and the others detect it).
+  /// they did), then it is removed. Exiting is enough when no other member
+  /// is joining, up or leaving (the last member, or every member leaving
+  /// at once): no leader is left to remove it. Akka's CoordinatedShutdown
+  /// phases cluster-leave and cluster-exiting, in their simplest form:
+  /// false on a timeout (the node then stops anyway, and the others detect
+  /// it).
   bool leave(runtime::timespan timeout = std::chrono::seconds{30});
 
   /// Shuts the node down now (idempotent).
