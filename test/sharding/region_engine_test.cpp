@@ -936,6 +936,22 @@ TEST_CASE("region: this node leaving starts the graceful shutdown") {
         == strings{"a: shard_stopped s1", "hold_exit off", "stopped"});
 }
 
+TEST_CASE("region: shutting down with no member left to take the shards "
+          "stops the entities locally at once, not after hand_off_timeout") {
+  region r;
+  r.registered();
+  r.host("s1");
+  r.tell("e1", "s1", "m1");
+  // Every member leaves at once: this node (c) and the coordinator's (a).
+  auto first = r.members("a:leaving:1 b:up:2 c:leaving:3");
+  CHECK(first.front() == "hold_exit on");
+  // All exiting: no member is up or leaving, so no coordinator can be.
+  CHECK(r.members("a:exiting:1 b:exiting:2 c:exiting:3")
+        == strings{"stop e1#1"});
+  CHECK(r.logged(log_level::warning, "no member is left to take them") == 1);
+  CHECK(r.terminated("e1") == strings{"hold_exit off", "stopped"});
+}
+
 TEST_CASE("region: a region that hosts and buffers nothing is done at once "
           "on shutdown") {
   region r{sharding_settings{}, true};

@@ -192,7 +192,9 @@ enum class region_bug : uint8_t {
 ///   hold_exit(true), `graceful_shutdown_request` every retry_interval
 ///   until acknowledged, hand off as asked; when nothing is hosted or
 ///   buffered: hold_exit(false), `stopped`. When no coordinator answered
-///   within hand_off_timeout, every entity is stopped locally (WARNING).
+///   within hand_off_timeout, or no member is left that could coordinate
+///   (none up or leaving: the whole cluster stopping at once), every
+///   entity is stopped locally (WARNING).
 /// - Self down or removed: every entity is stopped at once, buffers are
 ///   dropped, then `stopped`; the region never hosts again.
 ///
@@ -1229,6 +1231,13 @@ private:
                       settings_.role.empty()
                         ? std::string{}
                         : fmt::format(" with role {}", settings_.role)));
+      // Shutting down with no member left that could take the shards
+      // (the whole cluster stopping at once): waiting for hand_off_timeout
+      // would only hold this node's exit.
+      if (shutting_down_ && !local_stop_)
+        stop_locally("no member is left to take them (none is up or "
+                     "leaving)",
+                     now);
       return;
     }
     log(log_level::info, fmt::format("the coordinator is on {}",
@@ -1265,6 +1274,11 @@ private:
     commands_.emplace_back(hold_exit{true});
     exit_held_ = true;
     shutdown_deadline_ = now + settings_.hand_off_timeout;
+    if (seen_self_ && !coordinator_) {
+      stop_locally("no member is left to take them (none is up or leaving)",
+                   now);
+      return;
+    }
     request_shutdown(now);
   }
 
@@ -1283,20 +1297,28 @@ private:
   // hand_off_timeout + entity_stop_timeout after the removal, which comes
   // after this deadline started, so the entities here stop first.
   void on_shutdown_deadline(timestamp now) {
+    stop_locally(fmt::format("{} within hand_off_timeout ({}ms)",
+                             shutdown_answered_
+                               ? "no progress after the coordinator's ack"
+                               : "no coordinator answered",
+                             millis(settings_.hand_off_timeout)),
+                 now);
+  }
+
+  // Gives up the hand-off: the hosted shards' entities stop here (safe:
+  // no other node starts them until the coordinator allocates them anew),
+  // and what waits for a home is dropped.
+  void stop_locally(std::string_view why, timestamp now) {
     shutdown_deadline_.reset();
+    local_stop_ = true;
     if (hosted_ > 0) {
       log(log_level::warning,
-          fmt::format("graceful shutdown: {} within hand_off_timeout ({}ms): "
-                      "stopping the entities of {} shard(s) locally",
-                      shutdown_answered_
-                        ? "no progress after the coordinator's ack"
-                        : "no coordinator answered",
-                      millis(settings_.hand_off_timeout), hosted_));
-      local_stop_ = true;
+          fmt::format("graceful shutdown: {}: stopping the entities of {} "
+                      "shard(s) locally",
+                      why, hosted_));
       stop_all(now);
-    } else if (hosted_ == 0) {
-      local_stop_ = true; // nothing left to hand off: drop what waits
     }
+    maybe_finish(now);
   }
 
   void stop_all(timestamp now) {
