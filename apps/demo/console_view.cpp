@@ -56,12 +56,20 @@ std::string singleton_line(const cluster_snapshot& snap, const namer& name) {
 std::string shards_text(const cluster_snapshot& snap, const namer& name) {
   if (!snap.shards_answered)
     return "shards: no answer";
-  if (snap.shards.empty())
+  // By node name (the members line's order changes with the up numbers;
+  // this one stays put from line to line).
+  std::vector<std::pair<std::string, size_t>> counts;
+  size_t total = 0;
+  for (auto& [address, ids] : snap.shards) {
+    counts.emplace_back(name(address), ids.size());
+    total += ids.size();
+  }
+  if (total == 0)
     return "shards none allocated yet";
+  std::sort(counts.begin(), counts.end());
   std::string out = "shards";
-  for (auto& [address, ids] : snap.shards)
-    out += fmt::format("{} {} {}", out.size() == 6 ? "" : ",", name(address),
-                       ids.size());
+  for (auto& [node, n] : counts)
+    out += fmt::format("{} {} {}", out.size() == 6 ? "" : ",", node, n);
   return out;
 }
 

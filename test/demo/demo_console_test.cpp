@@ -96,6 +96,15 @@ TEST_CASE("console: shards allocated, none yet, or no answer") {
   CHECK(shards_text(s, short_name) == expected);
 }
 
+TEST_CASE("console: shards are listed by node name, and regions that all "
+          "host none are none allocated yet") {
+  auto s = three_up();
+  s.shards = {{"127.0.0.1:3#3", {"3"}}, {"127.0.0.1:1#1", {"1", "2"}}};
+  CHECK(shards_text(s, short_name) == "shards n1 2, n3 1");
+  s.shards = {{"127.0.0.1:3#3", {}}, {"127.0.0.1:1#1", {}}};
+  CHECK(shards_text(s, short_name) == "shards none allocated yet");
+}
+
 TEST_CASE("console: the client's rate is the acked delta over the time "
           "between the two samples") {
   auto [what, before, now, expected]

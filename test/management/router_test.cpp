@@ -239,7 +239,9 @@ TEST_CASE("management: bad PUT bodies and unknown members are 4xx naming "
      "broken %-escape"},
     {"/cluster/members/10.0.0.3:2552", "{\"operation\": 5}", 400,
      "no string field \"operation\""},
-    {"/cluster/members/10.0.0.3:2552", "{broken", 400, "not a JSON object"},
+    {"/cluster/members/10.0.0.3:2552", "{broken", 400,
+     "the body is not valid JSON: Missing a name for object member. (at "
+     "byte 1)"},
     {"/cluster/members/10.9.9.9:1", "operation=down", 404,
      "no member 10.9.9.9:1"},
   }));
@@ -462,7 +464,8 @@ TEST_CASE("management: bad fault bodies and peers are 4xx naming what was "
     {"/faults/10.0.0.2:2552", "blackhole=tr%ZZue", 400, "broken %-escape"},
     {"/faults/10.0.0.2:2552", R"({"blackhole":[true]})", 400,
      "is not a string, number or boolean"},
-    {"/faults/10.0.0.2:2552", "{nope", 400, "not a JSON object"},
+    {"/faults/10.0.0.2:2552", "{\"blackhole\":", 400,
+     "the body is not valid JSON"},
     {"/faults/%ZZ", "blackhole=true", 400, "the peer in the path is malformed"},
     {"/faults/10.0.0.1:2552", "blackhole=true", 400, "is this node"},
   }));

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -246,7 +247,12 @@ runtime::expected<body_fields> parse_body(const http_request& req) {
   if (out.is_json) {
     rapidjson::Document doc;
     doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
-    if (doc.HasParseError() || !doc.IsObject())
+    if (doc.HasParseError())
+      return bad_request(
+        fmt::format("the body is not valid JSON: {} (at byte {})",
+                    rapidjson::GetParseError_En(doc.GetParseError()),
+                    doc.GetErrorOffset()));
+    if (!doc.IsObject())
       return bad_request("the body is not a JSON object");
     for (auto& m : doc.GetObject()) {
       body_field f;

@@ -45,7 +45,8 @@ std::string render_metrics(const metrics_snapshot& s) {
   counter(reg, "troupe_cluster_leader_changes_total",
           "Leader changes this node saw", {{{}, s.leader_changes}});
   counter(reg, "troupe_cluster_gossip_rounds_total",
-          "Gossip messages sent (one per round and target)",
+          "Full gossip messages sent (a round whose target already has this "
+          "version sends only a status, not counted)",
           {{{}, s.gossip_rounds}});
   counter(reg, "troupe_cluster_gossip_received_total",
           "Gossip messages received", {{{}, s.gossip_received}});

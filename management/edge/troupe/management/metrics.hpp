@@ -46,7 +46,9 @@ struct metrics_snapshot {
   std::vector<std::pair<std::string, uint64_t>> members_by_status;
   uint64_t unreachable_members = 0;
   uint64_t leader_changes = 0;
-  /// Gossip messages sent (one per round and target).
+  /// Full gossip messages sent: a round whose target has already seen
+  /// this version sends only a status (Akka's GossipStatus), which is not
+  /// counted, so the count stays flat while membership does not change.
   uint64_t gossip_rounds = 0;
   uint64_t gossip_received = 0;
   std::vector<lease_metrics> leases;
