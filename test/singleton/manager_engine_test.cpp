@@ -99,6 +99,27 @@ TEST_CASE("manager: graceful leave of the oldest hands over only after the "
   CHECK(w['a'].engine.counters().handed_over == 1);
 }
 
+TEST_CASE("manager: the oldest leaving with nobody up to take over stops "
+          "its instance at once and lets the node exit") {
+  // The whole cluster stopping at once: every member leaves.
+  manager_world w;
+  w.add('a', fast());
+  w.add('b', fast());
+  w.view_all("a:up:1 b:up:2");
+  REQUIRE(w['a'].instance_running);
+  w.view_all("a:leaving:1 b:leaving:2");
+  w.view_all("a:exiting:1 b:exiting:2");
+  // No hand-over request can come: a stops now, not after the take-over
+  // retries, and releases the exit once its instance terminated.
+  CHECK(w['a'].stop_pending);
+  CHECK(w['a'].exit_held);
+  w.terminated('a');
+  CHECK(w['a'].engine.state() == manager_state::end);
+  CHECK_FALSE(w['a'].exit_held);
+  CHECK(w.running() == 0);
+  CHECK(w['a'].sent<take_over_from_me>('b') == 0);
+}
+
 TEST_CASE("manager: after a crash the new oldest waits until the old oldest is "
           "down, removed and the removal margin passed") {
   manager_world w;

@@ -608,6 +608,18 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
         go(will_never_run() ? manager_state::end : manager_state::younger, out);
         break;
       }
+      if (!expected_successor() && will_never_run()) {
+        // Leaving with nobody up to take over (the whole cluster stopping
+        // at once): waiting for a hand-over request would only hold this
+        // node's exit (Akka does not hold it either in WasOldest).
+        log(out, log_level::info,
+            "this node is leaving and no member is up to take over: "
+            "stopping the instance now");
+        hand_over_to_.reset();
+        begin_stop(manager_state::handing_over, manager_state::end,
+                   "leaving, nobody to take over", now, out);
+        break;
+      }
       if (auto next = expected_successor())
         log(out, log_level::info,
             fmt::format("this node is no longer the oldest; waiting for {} to "
