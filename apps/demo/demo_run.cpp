@@ -17,6 +17,7 @@
 #include "demo_io.hpp"
 #include "demo_poll.hpp"
 #include "failover_measure.hpp"
+#include "log_scan.hpp"
 #include "run_outcome.hpp"
 #include "troupe/runtime/config.hpp"
 
@@ -219,7 +220,8 @@ bool demo_run::fail_singleton_host() {
   if (victim == nullptr) {
     if (!interrupted_)
       setup_error_ = "no node reported the scheduler singleton's host within "
-                     "20s";
+                     "20s"
+                     + lease_problem();
     return false;
   }
   failover_watch w;
@@ -250,6 +252,18 @@ bool demo_run::fail_singleton_host() {
   }
   failover_ = std::move(w);
   return true;
+}
+
+// What the nodes' logs say last about their leases (a singleton that never
+// starts is most often a lease backend that does not answer), as a tail
+// for a setup error; empty if no node logged a lease warning or error.
+std::string demo_run::lease_problem() {
+  for (auto& n : cluster_.nodes()) {
+    auto log = fs::path{opts_.dir} / (n.name + ".log");
+    if (auto line = last_problem(read_all(log), "lease"); !line.empty())
+      return fmt::format("; {} says: {}", log.filename().string(), line);
+  }
+  return {};
 }
 
 // Blackholes every cluster link between `victim` and the other running

@@ -71,6 +71,7 @@ private:
   void run_for(runtime::timespan d, const char* phase);
   bool fail_singleton_host();
   bool cut_off(const node_ports& victim);
+  std::string lease_problem();
   void watch_failover();
   void stop_all();
   int finish(bool completed);

@@ -1,10 +1,5 @@
 #include "deposit_api.hpp"
 
-#include <atomic>
-#include <future>
-#include <mutex>
-#include <unordered_map>
-
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
@@ -13,6 +8,7 @@
 
 #include "account_entity.hpp"
 #include "deposit_query.hpp"
+#include "pending_answers.hpp"
 #include "store_json.hpp"
 #include "troupe/management/http_server.hpp"
 
@@ -21,28 +17,6 @@ namespace troupe::demo {
 namespace {
 
 using management::http_response;
-
-struct entity_answer {
-  uint64_t status = 0;
-  std::string body;
-};
-
-// The requests waiting for an entity's answer, by request number; shared
-// by the server's thread (inserts, waits) and the reply actor (fulfils).
-struct pending_table {
-  std::mutex mtx;
-  std::unordered_map<uint64_t, std::promise<entity_answer>> waiting;
-  std::atomic<uint64_t> next{0};
-
-  void fulfil(uint64_t request, entity_answer a) {
-    std::lock_guard guard{mtx};
-    auto i = waiting.find(request);
-    if (i == waiting.end())
-      return; // it timed out meanwhile
-    i->second.set_value(std::move(a));
-    waiting.erase(i);
-  }
-};
 
 http_response json_answer(unsigned status, std::string body) {
   http_response r;
@@ -54,7 +28,7 @@ http_response json_answer(unsigned status, std::string body) {
 } // namespace
 
 struct deposit_api::impl {
-  std::shared_ptr<pending_table> table = std::make_shared<pending_table>();
+  std::shared_ptr<pending_answers> table = std::make_shared<pending_answers>();
   caf::actor reply_actor;
   cluster::remote_ref reply_ref;
   sharding::shard_region accounts;
@@ -77,35 +51,23 @@ http_response deposit_api::impl::handle(const management::http_request& req) {
   auto q = parse_deposit_query(req.target);
   if (!q)
     return json_answer(400, error_body(q.error().message));
-  auto request = ++table->next;
-  auto answer = [&] {
-    std::lock_guard guard{table->mtx};
-    return table->waiting[request].get_future();
-  }();
-  auto forget = [&] {
-    std::lock_guard guard{table->mtx};
-    table->waiting.erase(request);
-  };
+  auto [request, answer] = table->open();
   if (auto err = accounts.tell(q->account, deposit_atom::value, q->deposit,
                                q->amount, request, reply_ref)) {
-    forget();
+    table->forget(request);
     return json_answer(
       503, error_body(fmt::format("account {}: {}", q->account, err.message)));
   }
-  if (answer.wait_for(timeout) != std::future_status::ready) {
-    forget();
-    // A late answer may still come (and is dropped): not an error here.
-    if (answer.wait_for(std::chrono::seconds{0}) != std::future_status::ready)
-      return json_answer(
-        504, error_body(fmt::format(
-               "deposit {} to account {}: no answer "
-               "within {}ms (it may still be persisted)",
-               q->deposit, q->account,
-               std::chrono::duration_cast<std::chrono::milliseconds>(timeout)
-                 .count())));
-  }
-  auto a = answer.get();
-  return json_answer(static_cast<unsigned>(a.status), std::move(a.body));
+  auto a = table->await(request, answer, timeout);
+  if (!a)
+    return json_answer(
+      504, error_body(fmt::format(
+             "deposit {} to account {}: no answer within {}ms (it may still "
+             "be persisted)",
+             q->deposit, q->account,
+             std::chrono::duration_cast<std::chrono::milliseconds>(timeout)
+               .count())));
+  return json_answer(static_cast<unsigned>(a->status), std::move(a->body));
 }
 
 runtime::expected<std::unique_ptr<deposit_api>>

@@ -11,6 +11,7 @@
 #include "cluster_view.hpp"
 #include "demo_timing.hpp"
 #include "failover_measure.hpp"
+#include "log_scan.hpp"
 #include "troupe/sharding/shard_id.hpp"
 
 using namespace std::chrono_literals;
@@ -155,4 +156,20 @@ TEST_CASE("failover_measure: the first ack of a new deposit to a victim "
   CHECK(first_victim_ack_ns(log, victim, 30, 905, "") == 920);
   CHECK(first_victim_ack_ns(log, victim, 30, 995, "") == std::nullopt);
   CHECK(first_victim_ack_ns(log, {}, 30, 0, "") == std::nullopt);
+}
+
+TEST_CASE("demo_io: the last warning or error about a subject in a node's "
+          "log") {
+  std::string log
+    = "2026-11-30T15:00:00.000Z info    lease: acquiring\n"
+      "2026-11-30T15:00:01.000Z warning lease: etcd: connect failed\n"
+      "2026-11-30T15:00:02.000Z warning cluster: marking x unreachable\n"
+      "2026-11-30T15:00:03.000Z error   lease: etcd: POST "
+      "http://127.0.0.1:1/v3/lease/grant: Connection refused\n"
+      "garbage\n";
+  CHECK(last_problem(log, "lease")
+        == "error   lease: etcd: POST http://127.0.0.1:1/v3/lease/grant: "
+           "Connection refused");
+  CHECK(last_problem(log, "sharding").empty());
+  CHECK(last_problem("", "lease").empty());
 }
