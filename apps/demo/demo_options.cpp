@@ -109,7 +109,8 @@ std::optional<options> parse_flags(int argc, const char* const* argv,
                "loopback with a lease-guarded singleton and sharded "
                "accounts under client load; kills the singleton's host and "
                "judges the outcome from the store's and the client's "
-               "records"};
+               "records",
+               "troupe-demo"};
   options o;
   std::string duration = "10s";
   std::string lease = "file";

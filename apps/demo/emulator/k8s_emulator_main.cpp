@@ -44,7 +44,8 @@ int fail(const std::string& why) {
 
 int main(int argc, char** argv) {
   CLI::App app{"troupe-k8s-emulator: a Kubernetes Lease API "
-               "(coordination.k8s.io/v1) emulator over plain HTTP"};
+               "(coordination.k8s.io/v1) emulator over plain HTTP",
+               "troupe-k8s-emulator"};
   demo::process::listen_flags where;
   demo::process::add_listen_flags(app, where);
   std::string token_file;

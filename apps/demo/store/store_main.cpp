@@ -96,7 +96,8 @@ private:
 
 int main(int argc, char** argv) {
   CLI::App app{"troupe-demo-store: the demo's fenced ledger and account "
-               "journal, over HTTP"};
+               "journal, over HTTP",
+               "troupe-demo-store"};
   demo::process::listen_flags where;
   where.port = 7070;
   demo::process::add_listen_flags(app, where);
