@@ -437,6 +437,22 @@ TEST_CASE("management: PUT /faults/{peer} sets the named fault on the named "
         != std::string::npos);
 }
 
+TEST_CASE("management: a fault on a peer that is no member is set, and the "
+          "answer says no member is there") {
+  auto src = three_members();
+  auto r = handle(src, with_faults(),
+                  put("/faults/10.0.0.2:8558", "blackhole=true"));
+  CHECK(r.status == 200);
+  CHECK(src.fault_requests.size() == 1);
+  CHECK_THAT(std::string{parse(r)["message"].GetString()},
+             Catch::Contains("no member of this node's view is at "
+                             "10.0.0.2:8558"));
+  auto member = handle(src, with_faults(),
+                       put("/faults/10.0.0.2:2552", "blackhole=true"));
+  CHECK_THAT(std::string{parse(member)["message"].GetString()},
+             !Catch::Contains("no member"));
+}
+
 TEST_CASE("management: bad fault bodies and peers are 4xx naming what was "
           "wrong, and nothing is set") {
   struct row {

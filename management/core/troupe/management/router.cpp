@@ -482,10 +482,26 @@ http_response handle_faults(management_source& source, const router_settings& s,
     return from_error(err);
   if (req.method == "DELETE")
     return message(fmt::format("healed the link to {}", *peer));
-  return message(fmt::format("fault set on the link to {} ({})", *peer,
+  // Set either way (a restarting member may come back there), but a peer
+  // that is no member is most often a mistyped port (say the management
+  // port): say so.
+  std::string note;
+  if (auto view = source.members()) {
+    auto known = std::any_of(
+      view->members.begin(), view->members.end(), [&](const member_view& m) {
+        return m.address.substr(0, m.address.rfind('#')) == *peer;
+      });
+    if (!known)
+      note = fmt::format("; note: no member of this node's view is at {} "
+                         "(the cluster port, not the management or app port, "
+                         "names a member)",
+                         *peer);
+  }
+  return message(fmt::format("fault set on the link to {} ({}){}", *peer,
                              f.directions.size() == 2
                                ? "both directions"
-                               : to_string(f.directions.front())));
+                               : to_string(f.directions.front()),
+                             note));
 }
 
 } // namespace
