@@ -478,8 +478,9 @@ int demo_run::run() {
   bool completed = start_processes() && wait_for_members() && start_load();
   if (completed) {
     for (auto& n : cluster_.nodes())
-      say(fmt::format("{}: dashboard {}/  (app API http://127.0.0.1:{})",
-                      n.name, cluster_.management_url(n), n.api));
+      say(fmt::format("{}: dashboard {}/  (app API http://127.0.0.1:{}, "
+                      "cluster address 127.0.0.1:{})",
+                      n.name, cluster_.management_url(n), n.api, n.cluster));
     run_for(opts_.duration, "under load");
     if (opts_.failure != failure_kind::none && !interrupted_) {
       phase_ = "killing the singleton's host";
