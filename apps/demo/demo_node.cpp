@@ -61,7 +61,11 @@ int main(int argc, char** argv) {
   std::printf("api listening on %s:%u\n", settings->api_bind.c_str(),
               static_cast<unsigned>((*api)->port()));
   std::fflush(stdout);
-  auto rc = (*sys)->run(); // until SIGTERM: hand over, hand off, leave
-  (*api)->stop();
-  return rc;
+  // The API stops first in the node's shutdown (tasks run in reverse
+  // order of registration), while the actor system its handlers and its
+  // reply actor use still runs. Stopping it after run() sent to an actor
+  // of a stopped system: a partitioned node that downed itself crashed
+  // on exit (SIGSEGV).
+  (*sys)->node().on_shutdown("demo app API", [a = api->get()] { a->stop(); });
+  return (*sys)->run(); // until SIGTERM: hand over, hand off, leave
 }

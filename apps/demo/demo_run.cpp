@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -190,13 +191,32 @@ void demo_run::show(const cluster_snapshot& snap) {
     say(line);
 }
 
+// Reaps the processes and says once when a node ended during the run, with
+// its last error line (a partitioned node downs itself and exits; the
+// console would otherwise only lose it from the members line).
+void demo_run::pump_and_report() {
+  cluster_.procs().pump(0ms);
+  for (auto& n : cluster_.procs().all()) {
+    if (n.running() || n.name.rfind("node-", 0) != 0
+        || !ended_.insert(n.name).second)
+      continue;
+    // The kill's end needs no explaining.
+    if (failover_ && failover_->failure == "kill"
+        && failover_->victim == n.name)
+      continue;
+    auto why = last_problem(read_all(n.log), "");
+    say(fmt::format("{} {}{}", n.name, describe_status(*n.status),
+                    why.empty() ? "" : "; its last warning or error: " + why));
+  }
+}
+
 void demo_run::run_for(runtime::timespan d, const char* phase) {
   phase_ = fmt::format("running {}", phase);
   say(fmt::format("running {} for {}", phase, runtime::render_duration(d)));
   auto until = steady::now() + d;
   while (!interrupted_ && steady::now() < until) {
     auto next = steady::now() + 1s;
-    cluster_.procs().pump(0ms);
+    pump_and_report();
     show(poll_cluster(cluster_, http_, cut_off_));
     std::this_thread::sleep_until(std::min(next, until));
   }
@@ -311,7 +331,7 @@ void demo_run::watch_failover() {
   auto until = steady::now() + 60s;
   while (!interrupted_ && steady::now() < until
          && !(w.singleton_seen && w.shards_seen)) {
-    cluster_.procs().pump(0ms);
+    pump_and_report();
     auto snap = poll_cluster(cluster_, http_, cut_off_);
     auto host = snap.singleton_host ? cluster_.name_of(*snap.singleton_host)
                                     : std::string{};
@@ -381,6 +401,13 @@ void demo_run::stop_all() {
   auto until = steady::now() + 5s;
   while (!procs.all_done() && steady::now() < until)
     procs.pump(50ms);
+  // A process that crashed (a signal the launcher did not send) is
+  // reported with the verdict, also with --quiet: the verdict judges the
+  // data, not how the processes ended.
+  for (auto& n : procs.all())
+    if (n.status && WIFSIGNALED(*n.status) && WTERMSIG(*n.status) != SIGKILL)
+      crashes_.push_back(
+        fmt::format("{} {}", n.name, describe_status(*n.status)));
 }
 
 std::vector<verdict::failover_measure> demo_run::failover_measures() {
@@ -461,6 +488,8 @@ int demo_run::finish(bool completed) {
                 static_cast<double>(c.p99.count()) / 1000,
                 static_cast<double>(c.max.count()) / 1000);
   }
+  for (auto& c : crashes_)
+    std::printf("crashed: %s (see its log)\n", c.c_str());
   std::printf("files: %s\n", opts_.dir.c_str());
   return exit_code(end, report.passed());
 }

@@ -72,6 +72,7 @@ private:
   bool fail_singleton_host();
   bool cut_off(const node_ports& victim);
   std::string lease_problem();
+  void pump_and_report();
   void watch_failover();
   void stop_all();
   int finish(bool completed);
@@ -90,6 +91,10 @@ private:
   std::optional<failover_watch> failover_;
   // Nodes behind the partition: not polled (their view is their own).
   std::set<std::string> cut_off_;
+  // Nodes whose end was reported (pump_and_report).
+  std::set<std::string> ended_;
+  // Processes that ended by a signal the launcher did not send.
+  std::vector<std::string> crashes_;
   std::optional<std::string> setup_error_;
   std::unique_ptr<client::load_driver> load_;
   std::chrono::steady_clock::time_point load_started_;

@@ -119,8 +119,10 @@ uint16_t deposit_api::port() const noexcept {
 
 void deposit_api::stop() {
   impl_->server->stop();
-  if (impl_->reply_actor)
+  if (impl_->reply_actor) {
     caf::anon_send_exit(impl_->reply_actor, caf::exit_reason::user_shutdown);
+    impl_->reply_actor = caf::actor{};
+  }
 }
 
 } // namespace troupe::demo

@@ -23,6 +23,9 @@ for line in "verdict: PASS" "PASS fencing" "PASS acked deposits" "PASS sums" \
   grep -qF -- "$line" <<<"$out" || fail "the output lacks: $line"
 done
 grep -q "^\[" <<<"$out" && fail "--quiet printed the live view"
+grep -q "^crashed:" <<<"$out" && fail "a process crashed"
+grep -q "killed by signal" <<<"$out" && fail "a node was killed by a signal"
+
 if [[ $failure == partition ]]; then
   # The victim downed itself: its log says so (a kill would leave no line).
   grep -lq "this node was downed" "$dir"/node-*.log ||

@@ -95,6 +95,12 @@ node::node(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {}
 
 node::~node() {
   shutdown();
+  // The actor system goes last: a CAF 0.17 actor handle released after its
+  // system was destroyed crashes (its cleanup reaches into the system), and
+  // the owners of this node (cluster_system's modules, the application's
+  // factories) release theirs only after shutdown() returned.
+  impl_->sys.reset();
+  flush_logs();
 }
 
 caf::actor_system& node::system() noexcept {
@@ -135,11 +141,14 @@ void node::shutdown() {
     log.info("shutdown: {}", i->first);
     i->second();
   }
+  // What the tasks captured (module handles, and through them the
+  // application's factories with their actor handles) is released now,
+  // while the actor system still exists.
+  tasks.clear();
   for (auto& a : actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   actors.clear();
   impl_->sys->await_actors_before_shutdown(false);
-  impl_->sys.reset();
   flush_logs();
 }
 

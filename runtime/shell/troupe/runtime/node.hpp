@@ -36,10 +36,14 @@ struct node_options {
 /// error categories, with logging configured from `log.*`.
 ///
 /// Shutdown: `shutdown()` runs the registered shutdown tasks (latest first:
-/// e.g. releasing leases, each awaited by the task itself), then stops every
-/// actor and the actor system. It is idempotent and also runs from the
-/// destructor. Thread-safety: `on_shutdown` and `shutdown` are thread-safe;
-/// `system()` and `cfg()` may be used from any thread.
+/// e.g. releasing leases, each awaited by the task itself), releases what
+/// they captured, then stops every registered actor. It is idempotent and
+/// also runs from the destructor. The actor system itself is destroyed by
+/// the destructor, after everything that owns the node released its actor
+/// handles: releasing a handle after its system is gone crashes CAF 0.17
+/// (every demo node crashed so on exit). Thread-safety: `on_shutdown` and
+/// `shutdown` are thread-safe; `system()` and `cfg()` may be used from any
+/// thread.
 class node {
 public:
   /// Loads and validates the configuration (errors name every bad key and
@@ -66,8 +70,9 @@ public:
   void stop_on_shutdown(caf::strong_actor_ptr actor);
 
   /// Runs the shutdown tasks once (latest first), stops the actors
-  /// registered with `stop_on_shutdown`, then stops the actor system without
-  /// waiting for actors nobody registered (they would keep it alive).
+  /// registered with `stop_on_shutdown`, and tells the actor system not to
+  /// wait for actors nobody registered when the destructor stops it (they
+  /// would keep it alive).
   void shutdown();
 
 private:
