@@ -57,7 +57,15 @@ std::string etcd_endpoint_of(const std::string& text) {
 std::string check_lease(const std::string& text) {
   if (text == "file" || text == "kubernetes" || !etcd_endpoint_of(text).empty())
     return {};
-  return fmt::format("\"{}\" is not file, etcd://HOST:PORT or kubernetes",
+  return fmt::format("\"{}\" is not file, etcd://HOST:PORT (a host and a "
+                     "port) or kubernetes",
+                     text.substr(0, 64));
+}
+
+std::string check_failure(const std::string& text) {
+  if (text == "kill" || text == "partition" || text == "none")
+    return {};
+  return fmt::format("\"{}\" is not kill, partition or none",
                      text.substr(0, 64));
 }
 
@@ -137,7 +145,7 @@ std::optional<options> parse_flags(int argc, const char* const* argv,
                 "partition (its cluster links blackholed both ways through "
                 "the management API's /faults; it downs itself as the "
                 "minority) or none")
-    ->check(CLI::IsMember({"kill", "partition", "none"}))
+    ->check(check_failure)
     ->capture_default_str();
   app.add_flag("--quiet", o.quiet, "Print only the verdict");
   app.add_option("--dir", o.dir,

@@ -69,11 +69,11 @@ case $case_name in
     ;;
   bad_lease)
     run --lease zookeeper://x:1 --dir "$dir"
-    expect_usage_error "troupe-demo: --lease: \"zookeeper://x:1\" is not file, etcd://HOST:PORT or kubernetes; see --help"
+    expect_usage_error "troupe-demo: --lease: \"zookeeper://x:1\" is not file, etcd://HOST:PORT (a host and a port) or kubernetes; see --help"
     ;;
   bad_failure)
     run --failure flood --dir "$dir"
-    expect_usage_error "troupe-demo: --failure: flood not in {kill,partition,none}; see --help"
+    expect_usage_error "troupe-demo: --failure: \"flood\" is not kill, partition or none; see --help"
     ;;
   bad_duration)
     run --duration 1s --dir "$dir"
