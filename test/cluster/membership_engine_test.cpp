@@ -203,8 +203,12 @@ struct two_nodes {
   std::vector<outbound_message> to_a, to_b;
   // every exiting_confirmed b sent
   int b_confirmed = 0;
+  // why b's engine stopped, if it did
+  std::optional<std::string> b_shutdown;
 
   void take(membership_effects fx, bool from_a) {
+    if (!from_a && fx.shutdown)
+      b_shutdown = fx.shutdown;
     for (auto& s : fx.send) {
       if (!from_a && std::holds_alternative<exiting_confirmed>(s.message))
         ++b_confirmed;
@@ -271,6 +275,9 @@ TEST_CASE("membership engine: a held exit is confirmed only when the last "
   w.take(std::move(last), false);
   CHECK(
     w.run_until([&] { return !w.ea.state().latest_gossip().has_member(b); }));
+  // b learns its removal: a graceful end, not a stop by the cluster
+  REQUIRE(w.run_until([&] { return w.b_shutdown.has_value(); }));
+  CHECK_THAT(*w.b_shutdown, Catch::StartsWith("left the cluster"));
   // letting go again changes nothing
   CHECK(w.eb.hold_exit("singleton:ledger", false, at(w.t)).send.empty());
 }

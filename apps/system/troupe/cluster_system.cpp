@@ -56,9 +56,13 @@ cluster_system::start(runtime::node_options opts) {
   auto members = cluster::cluster_handle::start(
     *sys->node_, sys->remoting_,
     [stop = sys->stop_](const std::string& reason) {
-      // A removal after this node's own leave (or a signal) is the end
-      // that was asked for.
-      if (!stop->leaving.load() && !runtime::stop_requested()) {
+      // A removal after this node's own leave (asked here, through the
+      // management API of any member, or by a signal) is the end that was
+      // asked for.
+      auto left = reason.rfind("left the cluster", 0) == 0;
+      if (left)
+        runtime::logger{"cluster"}.info("{}", reason);
+      else if (!stop->leaving.load() && !runtime::stop_requested()) {
         stop->stopped_by_cluster.store(true);
         runtime::logger{"cluster"}.error("the cluster stopped this node: {}",
                                          reason);

@@ -9,6 +9,19 @@ namespace troupe::cluster {
 
 namespace {
 
+// Why a removed node stops: after its own leave (it was leaving or
+// exiting, Akka's only way to Removed without Down) the end it asked for,
+// "left the cluster..." (cluster_system exits 0); else a stop by the
+// cluster.
+std::string removal_reason(bool left) {
+  return left ? "left the cluster: removed after leaving"
+              : "removed from the cluster";
+}
+
+} // namespace
+
+namespace {
+
 template <class... Fs>
 struct overload : Fs... {
   using Fs::operator()...;
@@ -338,7 +351,8 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
   auto& remote = m.gossip;
   if (!remote.has_member(self())) {
     if (remote.tombstones().count(self()) > 0)
-      terminate(fmt::format("removed from the cluster (learned from {})",
+      terminate(fmt::format("{} (learned from {})",
+                            removal_reason(left_gracefully(local)),
                             to_string(m.from)),
                 out);
     return; // gossip from a cluster this node is not part of
@@ -716,7 +730,7 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
     // The last member left: nobody else could remove it.
     terminate("left the cluster as its last member", out);
   } else if (me == nullptr) {
-    terminate("removed from the cluster", out);
+    terminate(removal_reason(confirmed_exit_), out);
   } else if (me->status == member_status::down
              && settings_.shutdown_when_downed) {
     // Tell a few others first, so the down spreads even if this node was
@@ -762,6 +776,15 @@ void membership_engine::confirm_exit(effects& out) {
       {*leader, membership_message{exiting_confirmed{self()}}});
     std::erase_if(others, [&](auto& m) { return m.address == *leader; });
   }
+}
+
+bool membership_engine::left_gracefully(const gossip& local) const {
+  if (confirmed_exit_)
+    return true;
+  auto* me = local.find(self());
+  return me != nullptr
+         && (me->status == member_status::leaving
+             || me->status == member_status::exiting);
 }
 
 void membership_engine::terminate(std::string reason, effects& out) {

@@ -320,6 +320,9 @@ private:
   double different_view_probability() const;
   void confirm_exit(effects& out);
   void terminate(std::string reason, effects& out);
+  // True if this node was leaving or exiting (in `local`, or it confirmed
+  // its exit): its removal is the end of its own leave.
+  bool left_gracefully(const gossip& local) const;
 
   membership_settings settings_;
   std::set<std::string> roles_;
