@@ -229,12 +229,20 @@ bool demo_run::fail_singleton_host() {
   auto until = steady::now() + 20s;
   cluster_snapshot snap;
   const node_ports* victim = nullptr;
+  auto last_show = steady::now();
   while (!interrupted_ && steady::now() < until) {
+    pump_and_report();
     snap = poll_cluster(cluster_, http_, cut_off_);
     if (snap.singleton_host && snap.singleton_token)
       victim = cluster_.node_at(*snap.singleton_host);
     if (victim != nullptr)
       break;
+    // Waiting (e.g. for a lease backend that does not answer): the status
+    // goes on.
+    if (steady::now() - last_show >= 1s) {
+      show(snap);
+      last_show = steady::now();
+    }
     std::this_thread::sleep_for(250ms);
   }
   if (victim == nullptr) {
