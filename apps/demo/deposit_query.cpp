@@ -36,19 +36,11 @@ runtime::expected<deposit_query> parse_deposit_query(std::string_view target) {
   auto query
     = q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
   std::optional<std::string> account, deposit, amount;
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{}
-                                          : query.substr(amp + 1);
-    auto eq = pair.find('=');
-    auto name = pair.substr(0, eq);
-    auto raw
-      = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    auto value = management::percent_decode(raw);
-    if (!value)
-      return bad_query(
-        fmt::format("parameter {}: a broken %-escape", name.substr(0, 32)));
+  auto form = management::parse_form(query);
+  if (form.broken)
+    return bad_query(fmt::format("parameter {}: a broken %-escape",
+                                 form.broken->substr(0, 32)));
+  for (auto& [name, value] : form.fields) {
     std::optional<std::string>* slot = name == "account"   ? &account
                                        : name == "deposit" ? &deposit
                                        : name == "amount"  ? &amount
@@ -57,7 +49,7 @@ runtime::expected<deposit_query> parse_deposit_query(std::string_view target) {
       continue; // unknown parameters are ignored, as most APIs do
     if (*slot)
       return bad_query(fmt::format("parameter {} given twice", name));
-    *slot = std::move(*value);
+    *slot = std::move(value);
   }
   for (auto [name, slot] :
        {std::pair{"account", &account}, std::pair{"deposit", &deposit},

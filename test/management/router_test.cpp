@@ -578,3 +578,23 @@ TEST_CASE("management: only reads of state this node holds are answered "
   CHECK(answers_without_waiting(http_request{x.method, x.target, {}, {}, {}})
         == x.inline_ok);
 }
+
+TEST_CASE("management: parse_form splits and decodes a form, and names the "
+          "first field with a broken escape") {
+  auto ok = parse_form("a=1&b%20c=x%2Fy&flag&=v");
+  CHECK_FALSE(ok.broken);
+  REQUIRE(ok.fields.size() == 4);
+  CHECK(ok.fields[0].name == "a");
+  CHECK(ok.fields[0].value == "1");
+  CHECK(ok.fields[1].name == "b c");
+  CHECK(ok.fields[1].value == "x/y");
+  CHECK(ok.fields[2].name == "flag");
+  CHECK(ok.fields[2].value.empty());
+  CHECK(ok.fields[3].name.empty());
+  CHECK(ok.fields[3].value == "v");
+  auto bad = parse_form("a=1&b=%Z1&c=2");
+  REQUIRE(bad.broken);
+  CHECK(*bad.broken == "b");
+  CHECK(bad.fields.size() == 1);
+  CHECK(parse_form("").fields.empty());
+}

@@ -273,21 +273,13 @@ runtime::expected<body_fields> parse_body(const http_request& req) {
     }
     return out;
   }
-  while (!body.empty()) {
-    auto amp = body.find('&');
-    auto pair = body.substr(0, amp);
-    body = amp == std::string_view::npos ? std::string_view{}
-                                         : body.substr(amp + 1);
-    auto eq = pair.find('=');
-    auto name = percent_decode(pair.substr(0, eq));
-    auto value = percent_decode(
-      eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
-    if (!name || !value)
-      return bad_request(
-        fmt::format("the field \"{}\" has a broken %-escape",
-                    std::string{pair.substr(0, std::min<size_t>(eq, 64))}));
-    out.fields.push_back(body_field{*name, *value, true});
-  }
+  auto form = parse_form(body);
+  if (form.broken)
+    return bad_request(
+      fmt::format("the field \"{}\" has a broken %-escape", *form.broken));
+  for (auto& f : form.fields)
+    out.fields.push_back(
+      body_field{std::move(f.name), std::move(f.value), true});
   return out;
 }
 
@@ -543,6 +535,25 @@ bool answers_without_waiting(const http_request& req) {
   constexpr std::string_view members = "/cluster/members";
   return path == "/" || path == "/alive" || path == "/ready"
          || path == "/faults" || path.substr(0, members.size()) == members;
+}
+
+parsed_form parse_form(std::string_view x) {
+  parsed_form out;
+  while (!x.empty()) {
+    auto amp = x.find('&');
+    auto pair = x.substr(0, amp);
+    x = amp == std::string_view::npos ? std::string_view{} : x.substr(amp + 1);
+    auto eq = pair.find('=');
+    auto name = percent_decode(pair.substr(0, eq));
+    auto value = percent_decode(
+      eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+    if (!name || !value) {
+      out.broken = std::string{pair.substr(0, std::min<size_t>(eq, 64))};
+      return out;
+    }
+    out.fields.push_back(form_field{std::move(*name), std::move(*value)});
+  }
+  return out;
 }
 
 bool equal_secret(std::string_view a, std::string_view b) noexcept {

@@ -223,6 +223,26 @@ http_response handle(management_source& source, const router_settings& s,
 /// modules).
 bool answers_without_waiting(const http_request& req);
 
+/// One `name=value` field of a form body or a query string.
+struct form_field {
+  std::string name;
+  std::string value;
+};
+
+/// A form or query string split into its fields.
+struct parsed_form {
+  /// In order, names and values percent-decoded; a field without `=` has
+  /// an empty value.
+  std::vector<form_field> fields;
+  /// The raw name (at most 64 bytes) of the first field whose name or
+  /// value has a broken `%`-escape; `fields` then holds the ones before.
+  std::optional<std::string> broken;
+};
+
+/// Splits `x` (`a=1&b=2`, without a leading `?`). Pure; each caller
+/// words its own error for `broken`.
+parsed_form parse_form(std::string_view x);
+
 /// Decodes `%XX` escapes (and nothing else: `+` stays). Null for a broken
 /// escape.
 std::optional<std::string> percent_decode(std::string_view x);
