@@ -126,3 +126,24 @@ TEST_CASE("member: to_string shows address, status, up_number and roles") {
   CHECK(to_string(parse_member("b:joining"))
         == "b:2552#1 joining (up_number none, roles [])");
 }
+
+TEST_CASE("member: someone stays while another member is joining, up or "
+          "leaving, not when all others exit or are down") {
+  using membership_test::members;
+  struct row {
+    std::string view;
+    bool stays;
+  };
+  auto x = GENERATE(values<row>({
+    {"a:exiting:1", false},
+    {"a:exiting:1 b:exiting:2", false},
+    {"a:exiting:1 b:down:2 c:exiting:3", false},
+    {"a:exiting:1 b:leaving:2", true},
+    {"a:exiting:1 b:up:2", true},
+    {"a:exiting:1 b:weakly_up", true},
+    {"a:exiting:1 b:joining", true},
+    {"a:up:1", false},
+  }));
+  INFO(x.view);
+  CHECK(someone_stays(members(x.view), node('a')) == x.stays);
+}

@@ -176,24 +176,6 @@ int cluster_system::run(runtime::timespan leave_timeout) {
   return stop_->stopped_by_cluster.load() ? 1 : 0;
 }
 
-namespace {
-
-// True if a member other than `self` is joining, weakly up, up or
-// leaving: one that can be (or become) the leader that removes `self`.
-bool someone_stays(const std::vector<cluster::member>& members,
-                   const cluster::unique_address& self) {
-  using cluster::member_status;
-  return std::any_of(members.begin(), members.end(), [&](const auto& m) {
-    return m.address != self
-           && (m.status == member_status::joining
-               || m.status == member_status::weakly_up
-               || m.status == member_status::up
-               || m.status == member_status::leaving);
-  });
-}
-
-} // namespace
-
 bool cluster_system::leave(runtime::timespan timeout) {
   using cluster::member_status;
   auto self = cluster_.self_member(std::chrono::seconds{2});
@@ -215,7 +197,7 @@ bool cluster_system::leave(runtime::timespan timeout) {
     // hand-overs are done (their holds on the exit were released).
     if (me->status == member_status::exiting) {
       auto st = cluster_.state(std::chrono::seconds{2});
-      if (!st || !someone_stays(st->members, me->address))
+      if (!st || !cluster::someone_stays(st->members, me->address))
         return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{100});

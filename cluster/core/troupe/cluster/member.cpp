@@ -153,6 +153,17 @@ const member& highest_priority_of(const member& x, const member& y) noexcept {
   return y.roles < x.roles ? y : x;
 }
 
+bool someone_stays(const std::vector<member>& members,
+                   const unique_address& self) noexcept {
+  return std::any_of(members.begin(), members.end(), [&](const member& m) {
+    return m.address != self
+           && (m.status == member_status::joining
+               || m.status == member_status::weakly_up
+               || m.status == member_status::up
+               || m.status == member_status::leaving);
+  });
+}
+
 std::string to_string(const member& x) {
   std::string result = runtime::to_string(x.address);
   result += ' ';

@@ -157,6 +157,13 @@ struct by_age {
 /// records have the same address.
 const member& highest_priority_of(const member& x, const member& y) noexcept;
 
+/// True if a member of `members` other than `self` is joining, weakly up,
+/// up or leaving: one that is or can become the leader that removes
+/// `self`. When none is (the last member, or every member leaving at once),
+/// an exiting `self` is as far as its leave gets.
+bool someone_stays(const std::vector<member>& members,
+                   const unique_address& self) noexcept;
+
 /// Renders e.g. `10.0.0.1:2552#7 up (up_number 3, roles [a,b])`.
 std::string to_string(const member& x);
 
