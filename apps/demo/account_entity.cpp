@@ -1,5 +1,6 @@
 #include "account_entity.hpp"
 
+#include <atomic>
 #include <memory>
 
 #include <caf/event_based_actor.hpp>
@@ -18,8 +19,15 @@ namespace {
 
 constexpr auto answer_slack = std::chrono::seconds{1};
 
+// Incarnations of every account entity in this process.
+std::atomic<uint64_t> incarnations{0};
+
 struct account_state_box {
   std::string id;
+  std::string shard;
+  uint64_t incarnation = 0;
+  /// `<node address>/<incarnation>`: the journal's `writer`.
+  std::string writer;
   account_config cfg;
   cluster::remoting_handle remoting;
   bool recovered = false;
@@ -90,8 +98,16 @@ void recover(caf::event_based_actor* self, const box_ptr& box, F then) {
 
 void persist(caf::event_based_actor* self, const box_ptr& box,
              pending_deposit d) {
-  auto req = store_request(box, "POST", "/accounts/" + box->id + "/deposits",
-                           deposit_body(d.deposit, d.amount, box->state.seq));
+  if (box->cfg.history)
+    box->cfg.history->record("deposit_write",
+                             {{"account", box->id},
+                              {"shard", box->shard},
+                              {"incarnation", box->incarnation},
+                              {"deposit", d.deposit},
+                              {"expected_seq", box->state.seq}});
+  auto req = store_request(
+    box, "POST", "/accounts/" + box->id + "/deposits",
+    deposit_body(d.deposit, d.amount, box->state.seq, box->writer));
   self->request(box->cfg.http, box->cfg.store_timeout + answer_slack, req)
     .await(
       [box, d](runtime::http_response& resp) {
@@ -141,8 +157,21 @@ caf::behavior account_entity(caf::event_based_actor* self,
                              const account_config& cfg) {
   auto box = std::make_shared<account_state_box>();
   box->id = ctx.entity;
+  box->shard = ctx.shard;
+  box->incarnation = ++incarnations;
+  box->writer
+    = fmt::format("{}/{}", runtime::to_string(ctx.node), box->incarnation);
   box->cfg = cfg;
   box->remoting = ctx.remoting;
+  if (auto history = cfg.history) {
+    auto lifecycle = [history, box](std::string_view event) {
+      history->record(event, {{"account", box->id},
+                              {"shard", box->shard},
+                              {"incarnation", box->incarnation}});
+    };
+    lifecycle("entity_started");
+    self->attach_functor([lifecycle] { lifecycle("entity_stopped"); });
+  }
   if (is_demo_id(box->id))
     recover(self, box, [box](bool ok, const std::string& why) {
       if (!ok)

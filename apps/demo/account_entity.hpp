@@ -8,6 +8,7 @@
 #include <caf/behavior.hpp>
 #include <caf/fwd.hpp>
 
+#include "history_log.hpp"
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/http_client.hpp"
 #include "troupe/sharding/sharding.hpp"
@@ -40,6 +41,8 @@ struct account_config {
   std::string store_url;
   /// The deadline of one request to the store.
   runtime::timespan store_timeout = std::chrono::seconds{2};
+  /// The node's history (history_log.hpp); null: none.
+  history_ptr history;
 };
 
 /// The entity's behavior. At start it recovers its balance and seq from
@@ -56,6 +59,13 @@ struct account_config {
 /// entity recover again before the next deposit (a request that timed out
 /// may still have been persisted). Logs WARNING lines
 /// (component "demo.account") for failures only.
+///
+/// Each incarnation has a number unique in this process (1, 2, ...); its
+/// writes carry `writer` = `<node address>/<number>` (the store journals
+/// it). History (`cfg.history`): `entity_started` and `entity_stopped`
+/// (account, shard, incarnation) and, for each write, `deposit_write`
+/// (account, shard, incarnation, deposit, expected_seq) stamped just
+/// before the request is sent.
 ///
 /// Runs on the entity's own actor (the shard region spawns it).
 caf::behavior account_entity(caf::event_based_actor* self,

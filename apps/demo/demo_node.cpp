@@ -20,10 +20,13 @@
 
 #include "account_entity.hpp"
 #include "deposit_api.hpp"
+#include "history_log.hpp"
 #include "node_settings.hpp"
 #include "scheduler.hpp"
 #include "troupe/cluster_system.hpp"
+#include "troupe/lease/lease_handle.hpp"
 #include "troupe/runtime/http_client.hpp"
+#include "troupe/singleton/singleton_settings.hpp"
 
 using namespace troupe;
 
@@ -35,18 +38,50 @@ int main(int argc, char** argv) {
   auto settings = demo::node_settings_from_config((*sys)->node().cfg());
   if (!settings)
     return fail(settings.error(), program);
+  auto& node = (*sys)->node();
+  auto address = runtime::to_string((*sys)->cluster().self_address());
+  auto history = demo::history_log::open(
+    settings->history_file,
+    settings->node_name.empty() ? address : settings->node_name, address);
+  if (!history)
+    return fail(history.error(), program);
   auto http = runtime::spawn_http_client((*sys)->actors());
-  demo::scheduler_config sched{http, settings->store_url,
-                               settings->tick_interval, settings->store_timeout,
-                               (*sys)->owner_name()};
-  auto scheduler = (*sys)->start_singleton(
-    "scheduler", [sched](caf::event_based_actor* self,
-                         const singleton::instance_context& ctx) {
-      return demo::scheduler(self, ctx, sched);
+  demo::scheduler_config sched{http,
+                               settings->store_url,
+                               settings->tick_interval,
+                               settings->store_timeout,
+                               (*sys)->owner_name(),
+                               *history};
+  // The node owns the scheduler's lease (instead of the manager making it
+  // from the same keys) to record its losses in the history.
+  singleton::manager_options sched_options;
+  if (node.cfg().get<bool>("singleton.use_lease")) {
+    auto name = singleton::singleton_lease_name(
+      node.cfg().get<std::string>("singleton.lease_name"),
+      node.cfg().get<std::string>("cluster.name"), "scheduler");
+    auto lease = lease::lease_handle::spawn_from_config(node, name,
+                                                        (*sys)->owner_name());
+    if (!lease)
+      return fail(lease.error(), program);
+    // Kept registered for the lease's lifetime (the subscription is
+    // discarded on purpose).
+    (void)lease->on_lost([h = *history](const lease::lease_lost& x) {
+      h->record("lease_lost",
+                {{"lease", x.name}, {"token", x.token}, {"reason", x.reason}});
     });
+    sched_options.lease = std::move(*lease);
+  }
+  auto scheduler = (*sys)->start_singleton(
+    "scheduler",
+    [sched](caf::event_based_actor* self,
+            const singleton::instance_context& ctx) {
+      return demo::scheduler(self, ctx, sched);
+    },
+    std::move(sched_options));
   if (!scheduler)
     return fail(scheduler.error(), program);
-  demo::account_config acc{http, settings->store_url, settings->store_timeout};
+  demo::account_config acc{http, settings->store_url, settings->store_timeout,
+                           *history};
   auto accounts = (*sys)->start_sharding(
     "account",
     [acc](caf::event_based_actor* self, const sharding::entity_context& ctx) {
@@ -58,6 +93,7 @@ int main(int argc, char** argv) {
                                       *accounts, *settings);
   if (!api)
     return fail(api.error(), program);
+  (*history)->record("node_started");
   std::printf("api listening on %s:%u\n", settings->api_bind.c_str(),
               static_cast<unsigned>((*api)->port()));
   std::fflush(stdout);

@@ -154,9 +154,9 @@ void node_group::signal_all(int sig) {
 }
 
 node_proc* node_group::find(const std::string& name) {
-  auto i = std::find_if(nodes_.begin(), nodes_.end(),
+  auto i = std::find_if(nodes_.rbegin(), nodes_.rend(),
                         [&](auto& n) { return n.name == name; });
-  return i == nodes_.end() ? nullptr : &*i;
+  return i == nodes_.rend() ? nullptr : &*i;
 }
 
 int node_group::running_except(const std::string& name) const {

@@ -73,7 +73,9 @@ public:
   /// `signal` to every running node.
   void signal_all(int sig);
 
-  /// The node named `name`, or nullptr.
+  /// The latest process started as `name` (a name started again after
+  /// its exit names the new process), or nullptr. The pointer is valid
+  /// until the next `spawn`.
   node_proc* find(const std::string& name);
 
   /// Running nodes other than `name` ("": all running nodes).

@@ -35,6 +35,13 @@ void declare_demo_config(runtime::config_schema& schema) {
                             "How long the app API waits for an account to "
                             "persist a deposit before it answers 504.",
                             min_demo_interval);
+  schema.add(runtime::make_config_key(
+    "demo.node_name", runtime::config_type::string, "",
+    "This node's name in its history file (empty: its cluster address)."));
+  schema.add(runtime::make_config_key(
+    "demo.history_file", runtime::config_type::string, "",
+    "A file to append this node's history to (JSON lines for the chaos "
+    "checker, docs/design/chaos.md); empty: none."));
 }
 
 } // namespace
@@ -64,6 +71,8 @@ node_settings_from_config(const runtime::config& cfg) {
   s.tick_interval = cfg.get<runtime::timespan>("demo.tick_interval");
   s.store_timeout = cfg.get<runtime::timespan>("demo.store_timeout");
   s.deposit_timeout = cfg.get<runtime::timespan>("demo.deposit_timeout");
+  s.node_name = cfg.get<std::string>("demo.node_name");
+  s.history_file = cfg.get<std::string>("demo.history_file");
   return s;
 }
 

@@ -33,6 +33,12 @@ struct node_settings {
   /// How long the app API waits for an entity to persist a deposit before
   /// it answers 504 (`demo.deposit_timeout`, default 3s, at least 10ms).
   runtime::timespan deposit_timeout = std::chrono::seconds{3};
+  /// This node's name in its history (`demo.node_name`, default empty:
+  /// the node's cluster address).
+  std::string node_name;
+  /// Where the node appends its history (`demo.history_file`, default
+  /// empty: nowhere; history_log.hpp).
+  std::string history_file;
 };
 
 /// The module that declares the `demo.*` keys (no CAF registrations: the

@@ -41,6 +41,11 @@ void write_record(caf::event_based_actor* self,
   req.url = st->cfg.store_url + "/ledger";
   req.headers.push_back({"Content-Type", "application/json"});
   auto seq = ++st->seq;
+  if (st->cfg.history)
+    st->cfg.history->record("ledger_write",
+                            {{"incarnation", st->ctx.incarnation},
+                             {"token", st->ctx.fencing_token},
+                             {"seq", seq}});
   req.body = ledger_body(st->ctx.fencing_token, seq, st->cfg.owner);
   req.timeout = st->cfg.store_timeout;
   auto token = st->ctx.fencing_token;
@@ -73,6 +78,15 @@ caf::behavior scheduler(caf::event_based_actor* self,
   st->cfg = cfg;
   st->log.info("scheduler started under fencing token {} (incarnation {})",
                ctx.fencing_token, ctx.incarnation);
+  if (auto history = cfg.history) {
+    auto instance = [history, ctx](std::string_view event) {
+      history->record(event, {{"type", ctx.type_name},
+                              {"incarnation", ctx.incarnation},
+                              {"token", ctx.fencing_token}});
+    };
+    instance("singleton_started");
+    self->attach_functor([instance] { instance("singleton_stopped"); });
+  }
   self->send(self, tick_atom::value);
   return {
     [self, st](tick_atom) { write_record(self, st); },

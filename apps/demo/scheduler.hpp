@@ -5,6 +5,7 @@
 #include <caf/behavior.hpp>
 #include <caf/fwd.hpp>
 
+#include "history_log.hpp"
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/http_client.hpp"
 #include "troupe/singleton/singleton.hpp"
@@ -27,6 +28,8 @@ struct scheduler_config {
   runtime::timespan store_timeout = std::chrono::seconds{2};
   /// The ledger's `owner` field: the lease's holder identity.
   std::string owner;
+  /// The node's history (history_log.hpp); null: none.
+  history_ptr history;
 };
 
 /// The scheduler instance's behavior: every `tick_interval` it POSTs

@@ -39,7 +39,7 @@ std::string ledger_body(uint64_t token, uint64_t seq, std::string_view owner) {
 }
 
 std::string deposit_body(std::string_view deposit, int64_t amount,
-                         uint64_t expected_seq) {
+                         uint64_t expected_seq, std::string_view writer) {
   rapidjson::StringBuffer buf;
   json_writer w{buf};
   w.StartObject();
@@ -48,6 +48,8 @@ std::string deposit_body(std::string_view deposit, int64_t amount,
   w.Int64(amount);
   w.Key("expected_seq");
   w.Uint64(expected_seq);
+  if (!writer.empty())
+    put_string(w, "writer", writer);
   w.EndObject();
   return buf.GetString();
 }
@@ -116,6 +118,31 @@ std::string store_reason(std::string_view body) {
   if (body.empty())
     return "empty answer";
   return std::string{body.substr(0, 200)};
+}
+
+std::string history_line(int64_t mono_ns, std::string_view node,
+                         std::string_view address, std::string_view event,
+                         std::initializer_list<history_field> fields) {
+  rapidjson::StringBuffer buf;
+  json_writer w{buf};
+  w.StartObject();
+  w.Key("mono_ns");
+  w.Int64(mono_ns);
+  put_string(w, "node", node);
+  put_string(w, "address", address);
+  put_string(w, "event", event);
+  for (const auto& f : fields) {
+    if (const auto* text = std::get_if<std::string_view>(&f.value))
+      put_string(w, f.key, *text);
+    else {
+      w.Key(f.key.data(), static_cast<rapidjson::SizeType>(f.key.size()));
+      w.Uint64(std::get<uint64_t>(f.value));
+    }
+  }
+  w.EndObject();
+  std::string line = buf.GetString();
+  line += '\n';
+  return line;
 }
 
 } // namespace troupe::demo

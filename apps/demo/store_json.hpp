@@ -1,15 +1,18 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 /// @file
 /// The demo node's side of the store's HTTP API (/work/demo-contract.md,
 /// troupe-demo-store): the request bodies it sends and the answers it
-/// reads. Pure (RapidJSON only); thread-safe as plain functions.
+/// reads; and the lines of its history file (history_log.hpp). Pure
+/// (RapidJSON only); thread-safe as plain functions.
 
 namespace troupe::demo {
 
@@ -17,11 +20,13 @@ namespace troupe::demo {
 /// scheduler singleton (POST /ledger). `owner` is escaped as JSON.
 std::string ledger_body(uint64_t token, uint64_t seq, std::string_view owner);
 
-/// `{"deposit":"D","amount":A,"expected_seq":K}` (POST
+/// `{"deposit":"D","amount":A,"expected_seq":K,"writer":"W"}` (POST
 /// /accounts/{id}/deposits): persist deposit `D` of `amount` (any sign)
-/// if the account's current seq is `expected_seq`.
+/// if the account's current seq is `expected_seq`. `writer` names the
+/// entity incarnation that writes (`<address>/<incarnation>`, recorded in
+/// the store's journal for the chaos checker); omitted when empty.
 std::string deposit_body(std::string_view deposit, int64_t amount,
-                         uint64_t expected_seq);
+                         uint64_t expected_seq, std::string_view writer = {});
 
 /// An account's persisted state: its balance and the seq of its last
 /// deposit (0: none yet).
@@ -70,5 +75,17 @@ std::string error_body(std::string_view why);
 /// body itself cut to 200 bytes when it has neither (never empty: "empty
 /// answer").
 std::string store_reason(std::string_view body);
+
+/// One field of a history line: a string (escaped as JSON) or an
+/// unsigned number.
+struct history_field {
+  std::string_view key;
+  std::variant<std::string_view, uint64_t> value;
+};
+
+/// The history line of one event (history_log.hpp), with its newline.
+std::string history_line(int64_t mono_ns, std::string_view node,
+                         std::string_view address, std::string_view event,
+                         std::initializer_list<history_field> fields);
 
 } // namespace troupe::demo

@@ -16,8 +16,22 @@ TEST_CASE("store_json: the ledger and deposit bodies are the store's JSON") {
   CHECK(ledger_body(1, 1, "a\"b") == R"({"token":1,"seq":1,"owner":"a\"b"})");
   CHECK(deposit_body("d-1", 250, 4)
         == R"({"deposit":"d-1","amount":250,"expected_seq":4})");
+  CHECK(deposit_body("d-1", 250, 4, "h:1#2/3")
+        == R"({"deposit":"d-1","amount":250,"expected_seq":4,)"
+           R"("writer":"h:1#2/3"})");
   CHECK(deposit_answer({1200, 5}) == R"({"seq":5,"balance":1200})");
   CHECK(error_body("no \"x\"") == R"({"error":"no \"x\""})");
+}
+
+TEST_CASE("store_json: a history line is one JSON object with its fields") {
+  CHECK(history_line(12, "node-1", "10.0.0.1:2552#9", "ledger_write",
+                     {{"token", uint64_t{4}}, {"owner", "a\"b"}})
+        == R"({"mono_ns":12,"node":"node-1","address":"10.0.0.1:2552#9",)"
+           R"("event":"ledger_write","token":4,"owner":"a\"b"})"
+           "\n");
+  CHECK(history_line(0, "n", "a", "node_started", {})
+        == R"({"mono_ns":0,"node":"n","address":"a","event":"node_started"})"
+           "\n");
 }
 
 TEST_CASE("store_json: an account's state is read from balance and seq") {

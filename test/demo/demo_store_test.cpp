@@ -204,6 +204,10 @@ TEST_CASE("deposit request: parses, or the error names the field") {
     {R"({"deposit":"d1","amount":5})", "field \"expected_seq\": missing"},
     {R"({"deposit":"d1","amount":5,"expected_seq":null})",
      "field \"expected_seq\": must be an unsigned integer"},
+    {R"({"deposit":"d1","amount":5,"expected_seq":2,"writer":7})",
+     "field \"writer\": must be a string"},
+    {R"({"deposit":"d1","amount":5,"expected_seq":2,"writer":""})",
+     "field \"writer\": must be 1 to 256 bytes long (is 0)"},
   }));
   CAPTURE(body);
   auto r = parse_deposit_request(body);
@@ -214,6 +218,19 @@ TEST_CASE("deposit request: parses, or the error names the field") {
     REQUIRE_FALSE(r);
     CHECK(r.error().message == error);
   }
+}
+
+TEST_CASE("deposit request: the optional writer is kept and journalled") {
+  auto r = parse_deposit_request(
+    R"({"deposit":"d1","amount":5,"expected_seq":0,"writer":"h:1#2/7"})");
+  REQUIRE(r);
+  CHECK(r->writer == "h:1#2/7");
+  account_journal j;
+  CHECK(format_journal_line(at, "a", *r, j.deposit("a", *r))
+        == R"({"mono_ns":42,"wall":"2023-11-14T22:13:20.123Z","account":"a",)"
+           R"("deposit":"d1","amount":5,"expected_seq":0,)"
+           R"("outcome":"applied","seq":1,"balance":5,"writer":"h:1#2/7"})"
+           "\n");
 }
 
 TEST_CASE("account ids: 1 to 64 bytes of [A-Za-z0-9._-]") {

@@ -101,6 +101,10 @@ struct deposit_request {
   std::string deposit;
   int64_t amount = 0;
   uint64_t expected_seq = 0;
+  /// Who writes (optional; the demo's account entities send
+  /// `<node address>/<incarnation>`): journalled for the chaos checker,
+  /// not judged here.
+  std::string writer;
 
   friend bool operator==(const deposit_request&, const deposit_request&)
     = default;
@@ -190,8 +194,9 @@ private:
 runtime::expected<ledger_record> parse_ledger_record(std::string_view body);
 
 /// Parses a deposit body: a JSON object with `deposit` (a string of 1 to
-/// 128 bytes), `amount` (an integer from 1 to max_deposit_amount) and
-/// `expected_seq` (an unsigned integer); other fields are ignored. Errors
+/// 128 bytes), `amount` (an integer from 1 to max_deposit_amount),
+/// `expected_seq` (an unsigned integer) and optionally `writer` (a string
+/// of 1 to 256 bytes); other fields are ignored. Errors
 /// as `parse_ledger_record`.
 runtime::expected<deposit_request> parse_deposit_request(std::string_view body);
 
@@ -221,8 +226,9 @@ std::string format_ledger_line(const log_time& at, const ledger_record& r,
 /// One journal.jsonl line (with its newline): `{"mono_ns":N,"wall":"...",
 /// "account":"...","deposit":"...","amount":A,"expected_seq":K,
 /// "outcome":"applied|conflict|duplicate","seq":S,"balance":B,
-/// "reason":"..."}` (`seq` and `balance`: the account after the call;
-/// `reason` only for a refusal).
+/// "writer":"...","reason":"..."}` (`seq` and `balance`: the account after
+/// the call; `writer` only when the request named one; `reason` only for a
+/// refusal).
 std::string format_journal_line(const log_time& at, const std::string& account,
                                 const deposit_request& d,
                                 const deposit_result& r);

@@ -132,6 +132,9 @@ parse_deposit_request(std::string_view body) {
   d.amount = amount->GetInt64();
   if (auto err = get_uint(*doc, "expected_seq", d.expected_seq))
     return err;
+  if (member(*doc, "writer") != nullptr)
+    if (auto err = get_string(*doc, "writer", 256, d.writer))
+      return err;
   return d;
 }
 
@@ -198,6 +201,10 @@ std::string format_journal_line(const log_time& at, const std::string& account,
            w.Uint64(r.account.seq);
            w.Key("balance");
            w.Int64(r.account.balance);
+           if (!d.writer.empty()) {
+             w.Key("writer");
+             put(w, d.writer);
+           }
            if (r.outcome != deposit_outcome::applied) {
              w.Key("reason");
              put(w, r.reason);
