@@ -1,0 +1,121 @@
+// Reading JSON-lines files field by field (chaos_json_line.hpp).
+
+#include "chaos_json_line.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+namespace troupe::chaos::detail {
+
+std::vector<text_line> lines_of(std::string_view text) {
+  std::vector<text_line> out;
+  size_t number = 0;
+  while (!text.empty()) {
+    ++number;
+    auto nl = text.find('\n');
+    auto line = text.substr(0, nl);
+    text
+      = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (!line.empty())
+      out.push_back({number, line, nl == std::string_view::npos});
+  }
+  return out;
+}
+
+struct json_line::impl {
+  rapidjson::Document doc;
+};
+
+json_line::json_line(std::string_view line) : impl_(std::make_unique<impl>()) {
+  auto& doc = impl_->doc;
+  doc.Parse(line.data(), line.size());
+  if (doc.HasParseError())
+    fault_ = fmt::format("not JSON ({})",
+                         rapidjson::GetParseError_En(doc.GetParseError()));
+  else if (!doc.IsObject())
+    fault_ = "not a JSON object";
+}
+
+json_line::~json_line() = default;
+
+namespace {
+
+// The value of field `name`, or nullptr with `fault` set (a missing field
+// is a fault unless `optional`).
+const rapidjson::Value* find(const rapidjson::Document& doc, const char* name,
+                             std::string& fault, bool optional = false) {
+  if (!fault.empty())
+    return nullptr;
+  auto i = doc.FindMember(name);
+  if (i != doc.MemberEnd())
+    return &i->value;
+  if (!optional)
+    fault = fmt::format("field \"{}\" missing", name);
+  return nullptr;
+}
+
+// Sets the fault for a field of the wrong type; returns `ok`.
+bool typed(bool ok, const char* name, std::string& fault) {
+  if (!ok)
+    fault = fmt::format("field \"{}\" has the wrong type", name);
+  return ok;
+}
+
+} // namespace
+
+void json_line::get(const char* name, std::string& out) {
+  if (!get_optional(name, out) && fault_.empty())
+    fault_ = fmt::format("field \"{}\" missing", name);
+}
+
+bool json_line::get_optional(const char* name, std::string& out) {
+  auto* v = find(impl_->doc, name, fault_, true);
+  if (v == nullptr || !typed(v->IsString(), name, fault_))
+    return false;
+  out.assign(v->GetString(), v->GetStringLength());
+  return true;
+}
+
+void json_line::get(const char* name, uint64_t& out) {
+  auto* v = find(impl_->doc, name, fault_);
+  if (v != nullptr && typed(v->IsUint64(), name, fault_))
+    out = v->GetUint64();
+}
+
+void json_line::get(const char* name, int64_t& out) {
+  auto* v = find(impl_->doc, name, fault_);
+  if (v != nullptr && typed(v->IsInt64(), name, fault_))
+    out = v->GetInt64();
+}
+
+void json_line::get(const char* name, std::vector<std::string>& out) {
+  auto* v = find(impl_->doc, name, fault_);
+  if (v == nullptr || !typed(v->IsArray(), name, fault_))
+    return;
+  out.clear();
+  for (auto& item : v->GetArray()) {
+    if (!typed(item.IsString(), name, fault_))
+      return;
+    out.emplace_back(item.GetString(), item.GetStringLength());
+  }
+}
+
+std::string word_value(const std::string& x) {
+  return x;
+}
+
+std::string word_value(uint64_t x) {
+  return fmt::format("{}", x);
+}
+
+std::string word_value(int64_t x) {
+  return fmt::format("{}", x);
+}
+
+std::string word_value(const std::vector<std::string>& x) {
+  return fmt::format("[{}]", fmt::join(x, ","));
+}
+
+} // namespace troupe::chaos::detail

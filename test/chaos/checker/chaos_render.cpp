@@ -1,0 +1,153 @@
+// The chaos report and the time line for people (chaos_checker.hpp,
+// chaos_timeline.hpp).
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "chaos_checker.hpp"
+#include "chaos_checks.hpp"
+#include "chaos_timeline.hpp"
+
+namespace troupe::chaos {
+
+namespace {
+
+using demo::verdict::counted;
+
+std::string ledger_words(const demo::verdict::ledger_entry& e) {
+  return fmt::format("ledger token={} seq={} owner={} {}", e.token, e.seq,
+                     e.owner, e.accepted ? "accepted" : "rejected");
+}
+
+std::string journal_words(const demo::verdict::journal_entry& e,
+                          const chaos_history& h) {
+  auto out = fmt::format("journal {} {} +{} expected_seq={} {} seq={} "
+                         "balance={}",
+                         e.account, e.deposit, e.amount, e.expected_seq,
+                         e.outcome, e.seq, e.balance);
+  if (auto w = h.journal_writers.find(e.line); w != h.journal_writers.end())
+    out += fmt::format(" writer={}", w->second);
+  return out;
+}
+
+// client.log's own words for the event: its line without the stamp.
+std::string client_words(const demo::client::client_event& e) {
+  auto line = demo::client::format_client_event(e);
+  auto sp = line.find(' ');
+  auto text = line.substr(sp + 1);
+  if (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
+std::string relative(int64_t mono_ns, int64_t origin) {
+  return fmt::format("{:+.3f}s", static_cast<double>(mono_ns - origin) / 1e9);
+}
+
+std::string fault_words(const chaos_summary& s) {
+  if (s.faults.empty())
+    return "none";
+  std::string out;
+  for (auto& [op, n] : s.faults)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", op, n);
+  return out;
+}
+
+// The summary lines (see render).
+std::string summary_lines(const chaos_report& r) {
+  auto& s = r.summary;
+  auto& t = r.verdict.totals;
+  auto out = fmt::format(
+    "operations: client {} sent, {} acked, {} failed, {} unfinished; ledger "
+    "{} accepted, {} rejected; nodes stamped {} and {}\n",
+    t.deposits_sent, t.deposits_acked, t.deposits_failed, t.deposits_unfinished,
+    t.ledger_accepted, t.ledger_rejected,
+    counted(s.ledger_writes, "ledger write", "ledger writes"),
+    counted(s.deposit_writes, "deposit write", "deposit writes"));
+  out += fmt::format("faults injected: {}\n", fault_words(s));
+  out += fmt::format(
+    "invariants checked: I1 over {} and {}; I2 over {} of {} and {}, {}; I3 "
+    "over {} and {}; I4 over {}\n",
+    counted(s.tokens, "token", "tokens"),
+    counted(s.singleton_instances, "singleton instance", "singleton instances"),
+    counted(s.entity_instances, "entity incarnation", "entity incarnations"),
+    counted(s.accounts, "account", "accounts"),
+    counted(s.shards, "shard", "shards"),
+    counted(s.writer_runs, "store writer run", "store writer runs"),
+    counted(s.ledger_writes, "ledger write", "ledger writes"),
+    counted(s.deposit_writes, "deposit write", "deposit writes"),
+    counted(s.probed_accounts, "probed account", "probed accounts"));
+  out += fmt::format("history: {}, {} ignored\n",
+                     counted(s.history_files, "file", "files"),
+                     counted(s.cut_lines, "cut last line", "cut last lines"));
+  out += s.recovery ? fmt::format("recovery: {}\n", format_seconds(*s.recovery))
+                    : std::string{"recovery: not reached\n"};
+  out += fmt::format("violations: {}\n", s.violations);
+  return out;
+}
+
+} // namespace
+
+std::string render(const chaos_report& r) {
+  // The demo verdict's rendering, with the summary before its last line.
+  auto out = demo::verdict::render(r.verdict);
+  auto last = out.rfind("verdict: ");
+  out.insert(last, summary_lines(r));
+  return out;
+}
+
+std::vector<timeline_entry> merge_events(const chaos_history& h) {
+  std::vector<timeline_entry> out;
+  for (auto& f : h.files)
+    for (auto& e : f.events)
+      out.push_back({f.ref(e), f.node, describe(e)});
+  for (auto& e : h.nemesis)
+    out.push_back({ref(e), "nemesis", describe(e)});
+  for (auto& e : h.client)
+    out.push_back({ref(e), "client", client_words(e.event)});
+  for (auto& e : h.ledger)
+    out.push_back({ref(e), "store", ledger_words(e)});
+  for (auto& e : h.journal)
+    out.push_back({ref(e), "store", journal_words(e, h)});
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) {
+    return std::tie(a.at.mono_ns, a.at.file, a.at.line)
+           < std::tie(b.at.mono_ns, b.at.file, b.at.line);
+  });
+  return out;
+}
+
+int64_t run_origin(const chaos_history& h) {
+  for (auto& e : h.nemesis)
+    if (e.op == nemesis_op::run_start)
+      return e.mono_ns;
+  auto all = merge_events(h);
+  return all.empty() ? 0 : all.front().at.mono_ns;
+}
+
+std::string render_timeline(const chaos_history& h, const event_ref& at,
+                            timeline_window w) {
+  auto origin = run_origin(h);
+  auto from = at.mono_ns - std::chrono::nanoseconds{w.before}.count();
+  auto to = at.mono_ns + std::chrono::nanoseconds{w.after}.count();
+  auto out = fmt::format(
+    "timeline: {} before to {} after {} line {} ({}), times from run_start\n",
+    format_seconds(w.before), format_seconds(w.after), at.file, at.line,
+    relative(at.mono_ns, origin));
+  for (auto& e : merge_events(h))
+    if (e.at.mono_ns >= from && e.at.mono_ns <= to)
+      out += fmt::format("{}{} {} {}\n", e.at == at ? ">> " : "   ",
+                         relative(e.at.mono_ns, origin), e.who, e.what);
+  return out;
+}
+
+std::string render_first_violation(const chaos_report& r, timeline_window w) {
+  auto first = r.first_offense();
+  if (!first)
+    return {};
+  return fmt::format("first violation: {}\n", first->check)
+         + render_timeline(r.history, first->at, w);
+}
+
+} // namespace troupe::chaos
