@@ -1,0 +1,14 @@
+# The nemesis of the chaos test (issue 10): its seeded schedule (pure), the
+# network-namespace network (test/support netns_network) and the delay proxy
+# put in front of etcd to make it slow.
+set(nemesis_dir ${CMAKE_CURRENT_SOURCE_DIR}/nemesis)
+
+# The schedule: seed, duration, nodes, timing and fault kinds in, steps out.
+troupe_library(NAME troupe_chaos_nemesis_core DIR ${nemesis_dir}
+  SOURCES
+    ${nemesis_dir}/troupe/chaos/nemesis_schedule.cpp
+  LINK troupe_runtime_core troupe_cluster_core fmt::fmt)
+
+troupe_test(NAME chaos_nemesis_schedule_tests LABEL unit
+  SOURCES ${nemesis_dir}/nemesis_schedule_test.cpp
+  LINK troupe_chaos_nemesis_core)
