@@ -22,3 +22,14 @@ troupe_test(NAME chaos_netns_network_tests LABEL integration
   LINK troupe_test_support
   TIMEOUT 120
   PROPERTIES SKIP_REGULAR_EXPRESSION "troupe-test-skipped:")
+
+# The delay proxy in front of etcd (Boost.Asio, an io thread of its own).
+troupe_library(NAME troupe_chaos_nemesis DIR ${nemesis_dir}
+  SOURCES
+    ${nemesis_dir}/troupe/chaos/delay_proxy.cpp
+  LINK troupe_chaos_nemesis_core Boost::headers Threads::Threads)
+
+troupe_test(NAME chaos_delay_proxy_tests LABEL integration
+  SOURCES ${nemesis_dir}/delay_proxy_test.cpp
+  LINK troupe_chaos_nemesis
+  TIMEOUT 120)
