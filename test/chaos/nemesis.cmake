@@ -6,6 +6,8 @@ set(nemesis_dir ${CMAKE_CURRENT_SOURCE_DIR}/nemesis)
 # The schedule: seed, duration, nodes, timing and fault kinds in, steps out.
 troupe_library(NAME troupe_chaos_nemesis_core DIR ${nemesis_dir}
   SOURCES
+    ${nemesis_dir}/troupe/chaos/nemesis_ops.cpp
+    ${nemesis_dir}/troupe/chaos/nemesis_rules.cpp
     ${nemesis_dir}/troupe/chaos/nemesis_schedule.cpp
   LINK troupe_runtime_core troupe_cluster_core fmt::fmt)
 

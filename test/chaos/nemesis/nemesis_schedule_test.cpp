@@ -397,10 +397,30 @@ TEST_CASE("nemesis schedule: steps render one line each") {
   kill.nodes = {"node-3"};
   kill.fault = 1;
   CHECK(render(kill) == "   +0.005s kill node-3 (fault 1)");
+  CHECK(render_offset(-500ms) == "-0.500s");
+  CHECK(render_offset(3600001ms) == "3600.001s");
   auto s = make(inputs(9, 2min));
   auto text = render(s);
   CHECK(text.rfind("nemesis schedule: seed 9, duration 120.000s, 5 nodes", 0)
         == 0);
   CHECK(static_cast<size_t>(std::count(text.begin(), text.end(), '\n'))
         == s.steps.size() + 2);
+}
+
+TEST_CASE("nemesis ops: node faults and the ops that end a fault") {
+  for (auto k : all_fault_kinds()) {
+    INFO(to_string(k));
+    std::string name = to_string(k);
+    CHECK(is_node_fault(k)
+          == (name.rfind("etcd", 0) != 0 && name != "lease_delete"));
+  }
+  std::vector<nemesis_op> ends
+    = {nemesis_op::restart, nemesis_op::resume, nemesis_op::heal,
+       nemesis_op::etcd_start, nemesis_op::etcd_fast};
+  for (auto op : ends)
+    CHECK(ends_fault(op));
+  for (auto op :
+       {nemesis_op::kill, nemesis_op::pause, nemesis_op::partition,
+        nemesis_op::etcd_stop, nemesis_op::etcd_slow, nemesis_op::lease_delete})
+    CHECK(!ends_fault(op));
 }

@@ -85,6 +85,17 @@ std::unique_ptr<netns_network> make_network(size_t nodes) {
   return net;
 }
 
+/// Node `node`'s address (0: the hub's) and `port`.
+sockaddr_in endpoint(size_t node, uint16_t port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  auto host
+    = node == 0 ? netns_network::hub_address() : netns_network::address(node);
+  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  return addr;
+}
+
 /// A socket of `type` in node `node`'s namespace (0: the hub's), bound to
 /// that namespace's address and `port`.
 fd socket_in(const netns_network& net, size_t node, int type, uint16_t port) {
@@ -101,25 +112,10 @@ fd socket_in(const netns_network& net, size_t node, int type, uint16_t port) {
   fd s{made};
   int one = 1;
   ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  auto host
-    = node == 0 ? netns_network::hub_address() : netns_network::address(node);
-  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  auto addr = endpoint(node, port);
   REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
           == 0);
   return s;
-}
-
-sockaddr_in endpoint(size_t node, uint16_t port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  auto host
-    = node == 0 ? netns_network::hub_address() : netns_network::address(node);
-  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
-  return addr;
 }
 
 bool readable(int s, std::chrono::milliseconds bound) {

@@ -8,49 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "troupe/cluster/phi_accrual_detector.hpp"
 #include "troupe/runtime/assert.hpp"
-#include "troupe/runtime/errc.hpp"
 
 namespace troupe::chaos {
 
 namespace {
 
 using std::chrono::milliseconds;
-
-constexpr fault_kind every_kind[] = {
-  fault_kind::kill,
-  fault_kind::pause,
-  fault_kind::partition_symmetric,
-  fault_kind::partition_asymmetric,
-  fault_kind::etcd_stop,
-  fault_kind::etcd_slow,
-  fault_kind::lease_delete,
-};
-
-runtime::error bad(std::string what) {
-  return runtime::make_error(runtime::errc::bad_config_value,
-                             "nemesis: " + std::move(what));
-}
-
-std::string seconds(milliseconds d) {
-  auto ms = d.count();
-  return fmt::format("{}{}.{:03}s", ms < 0 ? "-" : "", std::abs(ms) / 1000,
-                     std::abs(ms) % 1000);
-}
-
-bool is_node_fault(fault_kind k) {
-  return k == fault_kind::kill || k == fault_kind::pause
-         || k == fault_kind::partition_symmetric
-         || k == fault_kind::partition_asymmetric;
-}
-
-/// True for the op that ends a fault (sorted before starts at one instant).
-bool is_end(nemesis_op op) {
-  return op == nemesis_op::restart || op == nemesis_op::resume
-         || op == nemesis_op::heal || op == nemesis_op::etcd_start
-         || op == nemesis_op::etcd_fast;
-}
 
 /// Unbiased integers from std::mt19937_64, whose output sequence the
 /// standard fixes (unlike the distributions').
@@ -130,7 +94,7 @@ public:
                      [](const nemesis_step& x, const nemesis_step& y) {
                        if (x.at != y.at)
                          return x.at < y.at;
-                       return is_end(x.op) && !is_end(y.op);
+                       return ends_fault(x.op) && !ends_fault(y.op);
                      });
     return std::move(steps_);
   }
@@ -291,198 +255,38 @@ private:
 /// duration's.
 runtime::error check_inputs(const nemesis_inputs& in) {
   if (in.nodes.empty())
-    return bad("0 nodes: at least one node name is needed");
+    return detail::nemesis_input_error(
+      "0 nodes: at least one node name is needed");
   std::set<std::string> seen;
   for (auto& n : in.nodes) {
     if (n.empty())
-      return bad("an empty node name");
+      return detail::nemesis_input_error("an empty node name");
     if (!seen.insert(n).second)
-      return bad(fmt::format("node name \"{}\" appears twice", n));
+      return detail::nemesis_input_error(
+        fmt::format("node name \"{}\" appears twice", n));
   }
   if (in.kinds.empty())
-    return bad("no fault kinds enabled");
+    return detail::nemesis_input_error("no fault kinds enabled");
   if (in.overlap_percent > 100)
-    return bad(
+    return detail::nemesis_input_error(
       fmt::format("overlap_percent {} is above 100", in.overlap_percent));
   auto node_kind
     = std::find_if(in.kinds.begin(), in.kinds.end(), is_node_fault);
   if (node_kind != in.kinds.end() && minority_of(in.nodes.size()) == 0)
-    return bad(fmt::format("{} node(s) leave no minority to fault ({} needs "
-                           "at least 3 nodes)",
-                           in.nodes.size(), to_string(*node_kind)));
+    return detail::nemesis_input_error(
+      fmt::format("{} node(s) leave no minority to fault ({} needs "
+                  "at least 3 nodes)",
+                  in.nodes.size(), to_string(*node_kind)));
   return {};
 }
 
 } // namespace
-
-const char* to_string(fault_kind x) noexcept {
-  switch (x) {
-    case fault_kind::kill:
-      return "kill";
-    case fault_kind::pause:
-      return "pause";
-    case fault_kind::partition_symmetric:
-      return "partition_symmetric";
-    case fault_kind::partition_asymmetric:
-      return "partition_asymmetric";
-    case fault_kind::etcd_stop:
-      return "etcd_stop";
-    case fault_kind::etcd_slow:
-      return "etcd_slow";
-    case fault_kind::lease_delete:
-      return "lease_delete";
-  }
-  return "?";
-}
-
-std::vector<fault_kind> all_fault_kinds() {
-  return {std::begin(every_kind), std::end(every_kind)};
-}
-
-runtime::expected<std::vector<fault_kind>>
-parse_fault_kinds(std::string_view csv) {
-  std::vector<fault_kind> out;
-  auto add = [&out](fault_kind k) {
-    if (std::find(out.begin(), out.end(), k) == out.end())
-      out.push_back(k);
-  };
-  while (!csv.empty()) {
-    auto comma = csv.find(',');
-    auto name = csv.substr(0, comma);
-    csv = comma == std::string_view::npos ? std::string_view{}
-                                          : csv.substr(comma + 1);
-    if (name.empty())
-      continue;
-    if (name == "all") {
-      for (auto k : every_kind)
-        add(k);
-      continue;
-    }
-    auto i = std::find_if(std::begin(every_kind), std::end(every_kind),
-                          [name](auto k) { return name == to_string(k); });
-    if (i == std::end(every_kind)) {
-      std::string known = "all";
-      for (auto k : every_kind)
-        known += std::string{", "} + to_string(k);
-      return bad(fmt::format("faults: unknown fault kind \"{}\" (known: {})",
-                             name, known));
-    }
-    add(*i);
-  }
-  if (out.empty())
-    return bad("faults: the list names no fault kind");
-  return out;
-}
-
-const char* to_string(nemesis_op x) noexcept {
-  switch (x) {
-    case nemesis_op::kill:
-      return "kill";
-    case nemesis_op::restart:
-      return "restart";
-    case nemesis_op::pause:
-      return "pause";
-    case nemesis_op::resume:
-      return "resume";
-    case nemesis_op::partition:
-      return "partition";
-    case nemesis_op::heal:
-      return "heal";
-    case nemesis_op::etcd_stop:
-      return "etcd_stop";
-    case nemesis_op::etcd_start:
-      return "etcd_start";
-    case nemesis_op::etcd_slow:
-      return "etcd_slow";
-    case nemesis_op::etcd_fast:
-      return "etcd_fast";
-    case nemesis_op::lease_delete:
-      return "lease_delete";
-  }
-  return "?";
-}
-
-const char* to_string(partition_kind x) noexcept {
-  return x == partition_kind::symmetric ? "symmetric" : "asymmetric";
-}
-
-hold_range nemesis_rules::hold(fault_kind kind) const noexcept {
-  switch (kind) {
-    case fault_kind::kill:
-      return kill;
-    case fault_kind::pause:
-      return pause;
-    case fault_kind::partition_symmetric:
-    case fault_kind::partition_asymmetric:
-      return partition;
-    case fault_kind::etcd_stop:
-    case fault_kind::etcd_slow:
-      return etcd;
-    case fault_kind::lease_delete:
-      break;
-  }
-  return {};
-}
-
-runtime::expected<nemesis_rules> rules_of(const nemesis_timing& t) {
-  std::pair<const char*, milliseconds> positive[] = {
-    {"heartbeat_interval", t.heartbeat_interval},
-    {"acceptable_heartbeat_pause", t.acceptable_heartbeat_pause},
-    {"min_std_deviation", t.min_std_deviation},
-    {"stable_after", t.stable_after},
-    {"down_all_when_unstable", t.down_all_when_unstable},
-    {"lease_ttl", t.lease_ttl},
-  };
-  for (auto& [name, value] : positive)
-    if (value.count() <= 0)
-      return bad(
-        fmt::format("timing: {} {}ms must be > 0", name, value.count()));
-  if (!(t.threshold > 0))
-    return bad(fmt::format("timing: threshold {} must be > 0", t.threshold));
-  if (t.slack.count() < 0 || t.etcd_delay_min.count() < 0)
-    return bad(fmt::format("timing: slack {}ms and etcd_delay_min {}ms must "
-                           "be >= 0",
-                           t.slack.count(), t.etcd_delay_min.count()));
-  if (t.etcd_delay_min > t.etcd_delay_max)
-    return bad(fmt::format("timing: etcd_delay_min {}ms is above "
-                           "etcd_delay_max {}ms",
-                           t.etcd_delay_min.count(), t.etcd_delay_max.count()));
-  cluster::phi_accrual_settings phi;
-  phi.threshold = t.threshold;
-  phi.min_std_deviation = t.min_std_deviation;
-  phi.acceptable_heartbeat_pause = t.acceptable_heartbeat_pause;
-  nemesis_rules r;
-  r.detection = std::chrono::ceil<milliseconds>(
-    cluster::detection_time(phi, cluster::fractional_ms{t.heartbeat_interval},
-                            cluster::fractional_ms{0}));
-  r.downed = r.detection + t.stable_after;
-  r.removal_margin = t.stable_after + t.down_all_when_unstable;
-  r.recovery = r.downed + r.removal_margin + t.lease_ttl + t.slack;
-  r.kill = {r.detection, 2 * r.downed + t.slack};
-  auto p = std::max(r.downed, t.lease_ttl) + t.slack;
-  r.pause = {p, 2 * p};
-  r.partition = {r.downed + t.slack, 2 * (r.downed + t.slack)};
-  r.etcd = {t.lease_ttl + t.slack, 2 * (t.lease_ttl + t.slack)};
-  return r;
-}
 
 std::vector<std::string> default_nodes(size_t n) {
   std::vector<std::string> out;
   for (size_t i = 1; i <= n; ++i)
     out.push_back("node-" + std::to_string(i));
   return out;
-}
-
-size_t minority_of(size_t nodes) noexcept {
-  return nodes == 0 ? 0 : (nodes - 1) / 2;
-}
-
-milliseconds least_duration(const nemesis_rules& rules,
-                            const std::vector<fault_kind>& kinds) {
-  milliseconds longest{0};
-  for (auto k : kinds)
-    longest = std::max(longest, rules.hold(k).min);
-  return rules.recovery * 3 / 2 + longest;
 }
 
 runtime::expected<nemesis_schedule> make_schedule(const nemesis_inputs& in) {
@@ -493,11 +297,12 @@ runtime::expected<nemesis_schedule> make_schedule(const nemesis_inputs& in) {
     return rules.error();
   auto least = least_duration(*rules, in.kinds);
   if (in.duration < least)
-    return bad(fmt::format("duration {} is too short: the enabled faults need "
-                           "at least {} (a quiet start of {} plus the longest "
-                           "least hold)",
-                           seconds(in.duration), seconds(least),
-                           seconds(rules->recovery)));
+    return detail::nemesis_input_error(
+      fmt::format("duration {} is too short: the enabled faults need "
+                  "at least {} (a quiet start of {} plus the longest "
+                  "least hold)",
+                  render_offset(in.duration), render_offset(least),
+                  render_offset(rules->recovery)));
   nemesis_schedule s;
   s.seed = in.seed;
   s.duration = in.duration;
@@ -507,43 +312,19 @@ runtime::expected<nemesis_schedule> make_schedule(const nemesis_inputs& in) {
   return s;
 }
 
-std::string render(const nemesis_step& step) {
-  auto set = [](const std::vector<std::string>& xs) {
-    return fmt::format("{{{}}}", fmt::join(xs, ","));
-  };
-  auto line
-    = fmt::format("{:>10} {}", "+" + seconds(step.at), to_string(step.op));
-  switch (step.op) {
-    case nemesis_op::partition:
-      line += fmt::format(
-        " #{} {} {} {} {}", step.id, to_string(step.partition), set(step.nodes),
-        step.partition == partition_kind::symmetric ? "|" : "->", set(step.to));
-      break;
-    case nemesis_op::heal:
-      line += fmt::format(" #{}", step.id);
-      break;
-    case nemesis_op::etcd_slow:
-      line += fmt::format(" {}ms", step.delay.count());
-      break;
-    default:
-      if (!step.nodes.empty())
-        line += " " + fmt::format("{}", fmt::join(step.nodes, ","));
-  }
-  return line + fmt::format(" (fault {})", step.fault);
-}
-
 std::string render(const nemesis_schedule& schedule) {
   auto& r = schedule.rules;
   auto range = [](hold_range h) {
-    return fmt::format("[{}, {}]", seconds(h.min), seconds(h.max));
+    return fmt::format("[{}, {}]", render_offset(h.min), render_offset(h.max));
   };
   auto out = fmt::format(
     "nemesis schedule: seed {}, duration {}, {} nodes {{{}}}, {} steps\n"
     "  detection {}, downed {}, recovery gap >= {}; holds: kill {}, pause "
     "{}, partition {}, etcd {}\n",
-    schedule.seed, seconds(schedule.duration), schedule.nodes.size(),
-    fmt::join(schedule.nodes, ","), schedule.steps.size(), seconds(r.detection),
-    seconds(r.downed), seconds(r.recovery), range(r.kill), range(r.pause),
+    schedule.seed, render_offset(schedule.duration), schedule.nodes.size(),
+    fmt::join(schedule.nodes, ","), schedule.steps.size(),
+    render_offset(r.detection), render_offset(r.downed),
+    render_offset(r.recovery), range(r.kill), range(r.pause),
     range(r.partition), range(r.etcd));
   for (auto& step : schedule.steps)
     out += render(step) + "\n";
