@@ -23,11 +23,17 @@ constexpr auto answer_slack = std::chrono::seconds{1};
 std::atomic<uint64_t> incarnations{0};
 
 struct account_state_box {
+  bool confirmed() const {
+    return !confirmed_fn || confirmed_fn();
+  }
+
   std::string id;
   std::string shard;
   uint64_t incarnation = 0;
   /// `<node address>/<incarnation>`: the journal's `writer`.
   std::string writer;
+  /// entity_context::member_confirmed.
+  std::function<bool()> confirmed_fn;
   account_config cfg;
   cluster::remoting_handle remoting;
   bool recovered = false;
@@ -98,6 +104,14 @@ void recover(caf::event_based_actor* self, const box_ptr& box, F then) {
 
 void persist(caf::event_based_actor* self, const box_ptr& box,
              pending_deposit d) {
+  if (!box->confirmed()) {
+    // Frozen or cut off long enough that the others may be downing this
+    // node: its shard may already run elsewhere (member_confirmed).
+    fail(box, d,
+         "this node has not been confirmed by a member recently (paused or "
+         "cut off?): not writing");
+    return;
+  }
   if (box->cfg.history)
     box->cfg.history->record("deposit_write",
                              {{"account", box->id},
@@ -163,6 +177,7 @@ caf::behavior account_entity(caf::event_based_actor* self,
     = fmt::format("{}/{}", runtime::to_string(ctx.node), box->incarnation);
   box->cfg = cfg;
   box->remoting = ctx.remoting;
+  box->confirmed_fn = ctx.confirmed;
   if (auto history = cfg.history) {
     auto lifecycle = [history, box](std::string_view event) {
       history->record(event, {{"account", box->id},

@@ -60,6 +60,10 @@ struct account_config {
 /// may still have been persisted). Logs WARNING lines
 /// (component "demo.account") for failures only.
 ///
+/// Right before each write it checks `ctx.member_confirmed()` and answers
+/// 503 without writing when the cluster has not confirmed this node
+/// recently (a process that resumes from SIGSTOP may already have been
+/// downed and its shard started elsewhere).
 /// Each incarnation has a number unique in this process (1, 2, ...); its
 /// writes carry `writer` = `<node address>/<number>` (the store journals
 /// it). History (`cfg.history`): `entity_started` and `entity_stopped`

@@ -172,6 +172,31 @@ TEST_CASE("heartbeat_sender_state: responses count only from active "
   CHECK(s.failure_detector().is_monitoring(node('j')));
 }
 
+TEST_CASE("heartbeat_sender_state: latest_answered is the newest send "
+          "time an active receiver answered") {
+  heartbeat_sender_state s{node('a'), 3, phi_accrual_settings{}};
+  CHECK_FALSE(s.has_receivers()); // alone: nobody to answer
+  s.init(nodes("adefhj"), {});
+  CHECK(s.has_receivers());
+  CHECK_FALSE(s.latest_answered());
+  auto first = s.tick(t0).heartbeat;
+  auto second = s.tick(t0 + 1s).heartbeat;
+  // Not an active receiver: no confirmation.
+  s.heartbeat_response(respond_to(second, node('d')), t0 + 1s + 5ms);
+  CHECK_FALSE(s.latest_answered());
+  s.heartbeat_response(respond_to(second, node('f')), t0 + 1s + 5ms);
+  CHECK(s.latest_answered() == (t0 + 1s).time_since_epoch());
+  // A late answer to an older heartbeat (a process that resumes after
+  // SIGSTOP reads its buffered answers) does not move it back, nor
+  // forward: it vouches for the time that heartbeat was sent.
+  s.heartbeat_response(respond_to(first, node('h')), t0 + 9s);
+  CHECK(s.latest_answered() == (t0 + 1s).time_since_epoch());
+  // An echoed time from the future counts as the arrival time.
+  s.heartbeat_response(
+    heartbeat_response{node('j'), 3, (t0 + 1h).time_since_epoch()}, t0 + 10s);
+  CHECK(s.latest_answered() == (t0 + 10s).time_since_epoch());
+}
+
 TEST_CASE("heartbeat_sender_state: a receiver dropped while available is "
           "forgotten") {
   heartbeat_sender_state s{node('a'), 3, phi_accrual_settings{}};

@@ -120,6 +120,20 @@ TEST_CASE("membership engine: heartbeats are answered by members only") {
   CHECK(rsp.from == a);
 }
 
+TEST_CASE("membership engine: a sender this view has down gets no "
+          "heartbeat answer") {
+  auto e = founder();
+  e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
+  auto before = e.receive(b, membership_message{heartbeat{b, 1, 5ms}}, at(5s));
+  CHECK(count_sent<heartbeat_response>(before, b) == 1);
+  e.down(b, at(6s));
+  REQUIRE(e.state().latest_gossip().find(b)->status == member_status::down);
+  // A downed node that resumes (SIGSTOP, a long pause) must not be
+  // confirmed as still counted in (heartbeat_sender_state::latest_answered).
+  auto after = e.receive(b, membership_message{heartbeat{b, 2, 6s}}, at(6s));
+  CHECK(count_sent<heartbeat_response>(after, b) == 0);
+}
+
 TEST_CASE("membership engine: a downed node shuts itself down") {
   auto e = founder();
   e.receive(b, membership_message{join{b, {}, {}}}, at(5s));

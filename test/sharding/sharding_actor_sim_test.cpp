@@ -181,6 +181,16 @@ public:
     return clusters_.at(i);
   }
 
+  const remoting_handle& remoting(size_t i) const {
+    return remotings_.at(i);
+  }
+
+  /// Regions started outside start_region, stopped with the world.
+  void track(const std::vector<shard_region>& rs) {
+    regions_.insert(regions_.end(), rs.begin(), rs.end());
+    w.det().run();
+  }
+
   template <class Pred>
   bool advance_until(Pred pred, runtime::timespan limit,
                      runtime::timespan step = 100ms) {
@@ -393,6 +403,65 @@ TEST_CASE("sharding (sim): a downed member's shards move only after the "
     CHECK(x.log->live[id].count(nodes[2].host) == 0);
   REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 180; }, 20s));
   CHECK(x.log->max_live == 1);
+}
+
+TEST_CASE("sharding (sim): an entity cut off from every member is no longer "
+          "confirmed before its shard can start elsewhere") {
+  // The chaos test's SIGSTOP (issue 10): a frozen node resumes and may
+  // serve a request before it learns it was downed. Cut off from every
+  // member, its entities' member_confirmed() turns false within half the
+  // removal margin (1.5s) of the last answered heartbeat, long before the
+  // others may start its shards (down + margin).
+  sharding_world x;
+  x.start_cluster(3);
+  std::map<std::string, std::function<bool()>> confirmed_on_c;
+  auto factory = x.factory();
+  auto c_host = nodes[2].host;
+  sharding::entity_factory watching
+    = [&confirmed_on_c, factory, c_host](caf::event_based_actor* self,
+                                         const entity_context& ctx) {
+        if (ctx.node.host == c_host)
+          confirmed_on_c[ctx.entity] = ctx.confirmed;
+        return factory(self, ctx);
+      };
+  std::vector<shard_region> rs;
+  for (size_t i = 0; i < 3; ++i) {
+    auto r = shard_region::start(x.w.sys(), x.cluster(i), x.remoting(i),
+                                 "account", watching,
+                                 region_options{test_settings()}, false, true);
+    REQUIRE(r);
+    rs.push_back(*r);
+  }
+  x.track(rs);
+  x.send_all(rs[0], 90, "a");
+  REQUIRE(x.advance_until([&] { return x.log->count("recv ") == 90; }, 20s));
+  REQUIRE(!confirmed_on_c.empty());
+  auto c_confirmed = confirmed_on_c.begin()->second;
+  REQUIRE(c_confirmed);
+  CHECK(c_confirmed());
+  // Cut C off from A and B, both directions.
+  auto* c = x.w.net().find(ep(nodes[2]));
+  REQUIRE(c != nullptr);
+  cluster::link_fault cut;
+  cut.blackhole = true;
+  for (size_t i = 0; i < 2; ++i)
+    for (auto dir : {cluster::direction::outbound, cluster::direction::inbound})
+      c->set_fault(ep(nodes[i]), dir, cut);
+  auto cut_at = x.w.det().now();
+  x.w.advance(1s);
+  CHECK(c_confirmed()); // within the window: a heartbeat may just be late
+  REQUIRE(x.advance_until([&] { return !c_confirmed(); }, 3s, 50ms));
+  // At most half the margin after the last answered heartbeat (sent at
+  // most one heartbeat interval plus a round trip before the cut).
+  CHECK(x.w.det().now() - cut_at <= 1500ms + 200ms);
+  // The others down C (as their resolver would after stable_after) and
+  // start its shards after the margin; C is still not confirmed then, and
+  // stays so (A and B no longer answer a downed node).
+  x.cluster(0).down(nodes[2]);
+  x.send_all(rs[0], 90, "b");
+  REQUIRE(
+    x.advance_until([&] { return x.log->count("recv ") >= 90 + 60; }, 20s));
+  CHECK_FALSE(c_confirmed());
 }
 
 TEST_CASE("sharding (sim): an idle entity is passivated and a later message "

@@ -77,6 +77,9 @@ void heartbeat_sender_state::heartbeat_response(
   if (!receiver && !old)
     return;
   failure_detector_.heartbeat(from, now);
+  auto sent = std::min(rsp.creation_time, now.time_since_epoch());
+  if (!latest_answered_ || sent > *latest_answered_)
+    latest_answered_ = sent;
   if (old) {
     // Back from unreachable: no need to keep heartbeating it.
     if (!receiver)

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -170,6 +171,24 @@ public:
     return sequence_nr_;
   }
 
+  /// The send time (`heartbeat::creation_time`: this node's clock since its
+  /// epoch) of the newest heartbeat that an active receiver answered,
+  /// capped at the time the answer arrived (a peer cannot vouch for the
+  /// future); nullopt before the first answer. A node frozen (SIGSTOP, a
+  /// long GC) or cut off from every receiver sees it stop moving, while
+  /// the others' failure detectors and downing run on: the sharding guard
+  /// (entity_context::member_confirmed) reads it. troupe's; Akka has no
+  /// such reading.
+  std::optional<timespan> latest_answered() const noexcept {
+    return latest_answered_;
+  }
+
+  /// True when some node is an active receiver (this node is not alone).
+  bool has_receivers() const noexcept {
+    return !ring_.my_receivers().empty()
+           || !old_receivers_now_unreachable_.empty();
+  }
+
 private:
   void membership_change(heartbeat_node_ring new_ring, timestamp now);
 
@@ -177,6 +196,7 @@ private:
   std::set<unique_address> old_receivers_now_unreachable_;
   failure_detector_registry failure_detector_;
   int64_t sequence_nr_ = 0;
+  std::optional<timespan> latest_answered_;
 };
 
 } // namespace troupe::cluster

@@ -211,8 +211,12 @@ membership_effects membership_engine::receive(const unique_address& from,
       [&](const gossip_status& x) { on_status(x, t, out); },
       [&](const heartbeat& x) {
         // Answered whether or not the sender is known: it may know this
-        // node from a newer gossip.
-        if (joined_)
+        // node from a newer gossip. Not answered when this view has the
+        // sender down (Akka answers anyway): an answer confirms the sender
+        // to itself (heartbeat_sender_state::latest_answered), and a
+        // downed node must not be told it is still counted in.
+        const auto* m = state_.latest_gossip().find(x.from);
+        if (joined_ && (m == nullptr || m->status != member_status::down))
           out.send.push_back(
             {x.from, membership_message{respond_to(x, self())}});
       },

@@ -119,8 +119,27 @@ void schedule_tick(daemon_self self) {
 }
 
 // Carries out `fx` in the engine's order, then re-arms the timer.
+// Publishes heartbeat_sender_state::latest_answered for
+// cluster_handle::last_confirmed (membership_counters::last_confirmed_ns).
+// A node that stops is never confirmed again.
+void publish_confirmation(daemon_state& st, bool stopping) {
+  if (!st.counters)
+    return;
+  constexpr auto never = std::numeric_limits<int64_t>::min();
+  auto& hb = st.engine->heartbeats();
+  int64_t ns = never;
+  if (!stopping) {
+    if (!hb.has_receivers())
+      ns = std::numeric_limits<int64_t>::max();
+    else if (auto t = hb.latest_answered())
+      ns = std::chrono::duration_cast<std::chrono::nanoseconds>(*t).count();
+  }
+  st.counters->last_confirmed_ns.store(ns, std::memory_order_release);
+}
+
 void execute(daemon_self self, membership_effects fx) {
   auto& st = self->state;
+  publish_confirmation(st, fx.shutdown.has_value() || st.views_closed);
   send_all(st, fx.send);
   publish(self, fx.events);
   publish_view(self);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <limits>
 #include <memory>
 
 #include <cstdint>
@@ -129,6 +130,12 @@ struct membership_counters {
   /// `leader_changed` events this node published (its view of the leader
   /// changed, including to and from none).
   std::atomic<uint64_t> leader_changes{0};
+  /// heartbeat_sender_state::latest_answered in nanoseconds of this node's
+  /// clock since its epoch: max() while this node has no active receiver
+  /// (alone: no other member can take over its work), min() before the
+  /// first answer. Written by the daemon after every step; read by
+  /// cluster_handle::last_confirmed.
+  std::atomic<int64_t> last_confirmed_ns{std::numeric_limits<int64_t>::min()};
 };
 
 /// What the daemon needs besides the actor system.

@@ -143,4 +143,16 @@ membership_counter_values cluster_handle::counters() const noexcept {
           counters_->leader_changes.load(std::memory_order_relaxed)};
 }
 
+runtime::timespan cluster_handle::last_confirmed() const noexcept {
+  if (!counters_)
+    return runtime::timespan::max();
+  auto ns = counters_->last_confirmed_ns.load(std::memory_order_acquire);
+  if (ns == std::numeric_limits<int64_t>::max())
+    return runtime::timespan::max();
+  if (ns == std::numeric_limits<int64_t>::min())
+    return runtime::timespan::min();
+  return std::chrono::duration_cast<runtime::timespan>(
+    std::chrono::nanoseconds{ns});
+}
+
 } // namespace troupe::cluster

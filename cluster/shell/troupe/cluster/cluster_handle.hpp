@@ -142,6 +142,19 @@ public:
   /// for an invalid handle. Lock-free.
   membership_counter_values counters() const noexcept;
 
+  /// When the cluster last confirmed this node: the send time (this
+  /// node's clock since its epoch, the daemon's clock) of the newest
+  /// heartbeat that a member it monitors answered
+  /// (heartbeat_sender_state::latest_answered; a member that has this
+  /// node down does not answer). `timespan::max()` while this node
+  /// monitors no other member (it is alone: nobody can take over its
+  /// work) and for an invalid handle; `timespan::min()` before the first
+  /// answer and once the node stops. A frozen or cut-off node sees it stop
+  /// moving while the others may already be downing it: sharding's
+  /// entity_context::member_confirmed compares it with the clock. troupe's
+  /// own; Akka has no such reading. Lock-free; any thread.
+  runtime::timespan last_confirmed() const noexcept;
+
   /// Unpublishes and stops the daemon without leaving (as a crash would
   /// look to the others). Idempotent.
   void stop() const;

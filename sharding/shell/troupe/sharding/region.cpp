@@ -807,8 +807,23 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
   // Entities are spawned on the thread that routes their first message,
   // under the region's lock.
   std::weak_ptr<shared> weak = sh;
-  auto spawn
-    = [weak](const entity_id& entity, const shard_id& shard) -> caf::actor {
+  // entity_context::member_confirmed: a member answered a heartbeat sent
+  // within half the removal margin (none without a margin).
+  std::function<bool()> confirmation;
+  if (settings.down_removal_margin > timespan::zero())
+    confirmation = [weak, window = settings.down_removal_margin / 2] {
+      auto sh = weak.lock();
+      if (!sh)
+        return false;
+      auto last = sh->cluster.last_confirmed();
+      if (last == timespan::max())
+        return true;
+      if (last == timespan::min())
+        return false;
+      return sh->now().time_since_epoch() - last <= window;
+    };
+  auto spawn = [weak, confirmation](const entity_id& entity,
+                                    const shard_id& shard) -> caf::actor {
     auto sh = weak.lock();
     if (!sh || !sh->factory)
       return caf::actor{};
@@ -818,15 +833,16 @@ shard_region::start(caf::actor_system& sys, cluster::cluster_handle cluster,
     // message and outlives the node would keep the process from exiting.
     // Such a thread had no logger before; it gets none after.
     bool foreign_thread = caf::logger::current_logger() == nullptr;
-    auto entity_actor = sh->sys->spawn(
-      [sh, entity, shard](caf::stateful_actor<entity_shell>* self) {
-        auto& st = self->state;
-        st.entity = entity;
-        st.region = sh->actor_addr;
-        return sh->factory(self,
-                           entity_context{sh->type_name, entity, shard,
-                                          sh->self, sh->remoting, sh->actor});
-      });
+    auto entity_actor
+      = sh->sys->spawn([sh, entity, shard,
+                        confirmation](caf::stateful_actor<entity_shell>* self) {
+          auto& st = self->state;
+          st.entity = entity;
+          st.region = sh->actor_addr;
+          return sh->factory(self, entity_context{sh->type_name, entity, shard,
+                                                  sh->self, sh->remoting,
+                                                  sh->actor, confirmation});
+        });
     if (foreign_thread)
       caf::logger::set_current_actor_system(nullptr);
     return entity_actor;

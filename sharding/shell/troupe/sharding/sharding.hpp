@@ -110,11 +110,31 @@ struct entity_context {
   cluster::remoting_handle remoting;
   /// The region actor (Akka's `context.parent`): `passivate` sends to it.
   caf::actor region;
+  /// What `member_confirmed` asks; empty: always true.
+  std::function<bool()> confirmed;
 
   /// Asks the region to passivate this entity (Akka's `Passivate`): it
   /// gets the stop message; messages that arrive meanwhile reach the next
   /// incarnation.
   void passivate() const;
+
+  /// True while the cluster still counts this node in as far as it can
+  /// tell: a member answered one of its heartbeats sent within the last
+  /// half of `down_removal_margin` (cluster_handle::last_confirmed), or it
+  /// is alone. Check it right before a side effect, as a lease's
+  /// check_alive(): a process that was frozen (SIGSTOP, a long GC) or cut
+  /// off from every member longer than that may already be downed, and
+  /// its shards may run elsewhere once the margin has passed, before it
+  /// learns so. Why half the margin suffices: the others re-allocate a
+  /// shard only after stable_after + the margin without hearing from this
+  /// node, and a member that has it down does not answer its heartbeats.
+  /// Always true with a margin of 0 (nothing to size it by; per-shard
+  /// leases guard instead). troupe's own (DESIGN.md §10: a frozen process
+  /// re-checks before any side effect); Akka has no such check. Lock-free
+  /// (an atomic load and a clock read); any thread.
+  bool member_confirmed() const {
+    return !confirmed || confirmed();
+  }
 };
 
 /// Makes an entity's behavior (called on the entity's own actor). The
