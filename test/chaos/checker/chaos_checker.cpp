@@ -120,8 +120,9 @@ std::map<std::string, uint64_t> count_faults(const chaos_history& h) {
   std::map<std::string, uint64_t> out;
   for (auto& e : h.nemesis) {
     using op = nemesis_op;
-    if (e.op != op::run_start && e.op != op::nemesis_end
-        && e.op != op::probe_start && e.op != op::run_end)
+    if (e.op != op::run_start && e.op != op::nemesis_start
+        && e.op != op::nemesis_end && e.op != op::probe_start
+        && e.op != op::run_end && e.op != op::store_exit)
       ++out[to_string(e.op)];
   }
   return out;

@@ -258,7 +258,9 @@ struct run {
   journal_file journal;
 
   run() {
-    nemesis.at(0, "run_start", R"("seed":7,"nodes":2,"mechanism":"netns")")
+    nemesis
+      .at(0, "run_start",
+          R"("seed":7,"nodes":2,"mechanism":"netns","duration_s":60)")
       .at(0.01, "node_start", proc("node-1", 101) + R"(,"start":1)")
       .at(0.02, "node_start", proc("node-2", 102) + R"(,"start":1)")
       .at(5.0, "kill", proc("node-1", 101))

@@ -75,7 +75,10 @@ const std::vector<nemesis_kind>& nemesis_kinds() {
   static const std::vector<nemesis_kind> table{
     {"run_start",
      o::run_start,
-     {{"seed", &e::seed}, {"nodes", &e::nodes}, {"mechanism", &e::mechanism}}},
+     {{"seed", &e::seed},
+      {"nodes", &e::nodes},
+      {"mechanism", &e::mechanism},
+      {"duration_s", &e::duration_s}}},
     {"node_start",
      o::node_start,
      {{"node", &e::node}, {"pid", &e::pid}, {"start", &e::start}}},
@@ -98,9 +101,11 @@ const std::vector<nemesis_kind>& nemesis_kinds() {
     {"etcd_slow", o::etcd_slow, {{"delay_ms", &e::delay_ms}}},
     {"etcd_fast", o::etcd_fast, {}},
     {"lease_delete", o::lease_delete, {{"key", &e::key}}},
+    {"nemesis_start", o::nemesis_start, {}},
     {"nemesis_end", o::nemesis_end, {}},
     {"probe_start", o::probe_start, {}},
     {"run_end", o::run_end, {}},
+    {"store_exit", o::store_exit, {{"status", &e::status}}},
   };
   return table;
 }

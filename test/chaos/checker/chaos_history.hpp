@@ -150,11 +150,15 @@ enum class nemesis_op : uint8_t {
   etcd_slow,
   etcd_fast,
   lease_delete,
+  /// The client load runs; faults start.
+  nemesis_start,
   /// No more faults; settle starts.
   nemesis_end,
   /// The convergence probe starts.
   probe_start,
   run_end,
+  /// The store process ended (`status`).
+  store_exit,
 };
 
 /// The op's name as in the file, e.g. "node_start".
@@ -171,7 +175,7 @@ struct nemesis_event {
   /// node_start: the node's start number k (its history file is
   /// `<node>.<k>.jsonl`).
   uint64_t start = 0;
-  /// node_exit: how the process ended, as the driver words it.
+  /// node_exit, store_exit: how the process ended, as the driver words it.
   std::string status;
   /// partition and heal (heal id 0: heal all).
   uint64_t id = 0;
@@ -188,6 +192,8 @@ struct nemesis_event {
   /// run_start (its `settings` object is not read).
   uint64_t seed = 0;
   uint64_t nodes = 0;
+  /// run_start: how long the nemesis runs, seconds (for a replay).
+  uint64_t duration_s = 0;
 };
 
 /// The op and its fields as `name=value` words, e.g. `kill node=node-3

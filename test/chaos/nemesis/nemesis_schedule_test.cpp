@@ -41,15 +41,14 @@ struct fault {
   }
 
   bool is_etcd() const {
-    return start.op == nemesis_op::etcd_stop
-           || start.op == nemesis_op::etcd_slow
-           || start.op == nemesis_op::lease_delete;
+    return start.op == step_op::etcd_stop || start.op == step_op::etcd_slow
+           || start.op == step_op::lease_delete;
   }
 
   /// The nodes this fault makes faulty: the killed or paused node, a
   /// partition's smaller side.
   std::vector<std::string> faulty() const {
-    if (start.op == nemesis_op::partition)
+    if (start.op == step_op::partition)
       return start.nodes.size() < start.to.size() ? start.nodes : start.to;
     return is_etcd() ? std::vector<std::string>{} : start.nodes;
   }
@@ -69,24 +68,24 @@ std::vector<fault> faults_of(const nemesis_schedule& s) {
   std::vector<fault> out;
   for (auto& [n, f] : by_number) {
     INFO(render(f.start));
-    CHECK(f.end.has_value() == (f.start.op != nemesis_op::lease_delete));
+    CHECK(f.end.has_value() == (f.start.op != step_op::lease_delete));
     out.push_back(f);
   }
   return out;
 }
 
-nemesis_op end_op_of(nemesis_op start) {
+step_op end_op_of(step_op start) {
   switch (start) {
-    case nemesis_op::kill:
-      return nemesis_op::restart;
-    case nemesis_op::pause:
-      return nemesis_op::resume;
-    case nemesis_op::partition:
-      return nemesis_op::heal;
-    case nemesis_op::etcd_stop:
-      return nemesis_op::etcd_start;
+    case step_op::kill:
+      return step_op::restart;
+    case step_op::pause:
+      return step_op::resume;
+    case step_op::partition:
+      return step_op::heal;
+    case step_op::etcd_stop:
+      return step_op::etcd_start;
     default:
-      return nemesis_op::etcd_fast;
+      return step_op::etcd_fast;
   }
 }
 
@@ -108,24 +107,24 @@ void check_rules(const nemesis_schedule& s, size_t nodes) {
     if (f.end) {
       CHECK(f.end->op == end_op_of(f.start.op));
       CHECK(f.end->nodes
-            == (f.start.op == nemesis_op::partition ? std::vector<std::string>{}
-                                                    : f.start.nodes));
+            == (f.start.op == step_op::partition ? std::vector<std::string>{}
+                                                 : f.start.nodes));
       CHECK(f.end->id == f.start.id);
     }
     auto hold = f.until() - f.start.at;
     switch (f.start.op) {
-      case nemesis_op::kill:
+      case step_op::kill:
         CHECK(f.start.nodes.size() == 1);
         CHECK(hold >= r.kill.min);
         CHECK(hold <= r.kill.max);
         break;
-      case nemesis_op::pause:
+      case step_op::pause:
         CHECK(f.start.nodes.size() == 1);
         CHECK(hold > s.rules.downed); // stable_after + detection
         CHECK(hold >= r.pause.min);
         CHECK(hold <= r.pause.max);
         break;
-      case nemesis_op::partition: {
+      case step_op::partition: {
         CHECK(hold > s.rules.downed);
         CHECK(hold >= r.partition.min);
         CHECK(hold <= r.partition.max);
@@ -136,8 +135,8 @@ void check_rules(const nemesis_schedule& s, size_t nodes) {
         CHECK(f.start.id >= 1);
         break;
       }
-      case nemesis_op::etcd_stop:
-      case nemesis_op::etcd_slow:
+      case step_op::etcd_stop:
+      case step_op::etcd_slow:
         CHECK(hold >= r.etcd.min);
         CHECK(hold <= r.etcd.max);
         break;
@@ -234,7 +233,7 @@ TEST_CASE("nemesis schedule: every fault kind and both asymmetric "
     bool two_node_partition = false;
     for (auto& step : s.steps) {
       ops.insert(to_string(step.op));
-      if (step.op != nemesis_op::partition)
+      if (step.op != step_op::partition)
         continue;
       std::string kind = to_string(step.partition);
       ops.insert(kind);
@@ -280,10 +279,9 @@ TEST_CASE("nemesis schedule: only the enabled kinds are drawn") {
   auto s = make(in);
   for (auto& step : s.steps) {
     INFO(render(step));
-    CHECK((step.op == nemesis_op::pause || step.op == nemesis_op::resume
-           || step.op == nemesis_op::etcd_slow
-           || step.op == nemesis_op::etcd_fast));
-    if (step.op == nemesis_op::etcd_slow) {
+    CHECK((step.op == step_op::pause || step.op == step_op::resume
+           || step.op == step_op::etcd_slow || step.op == step_op::etcd_fast));
+    if (step.op == step_op::etcd_slow) {
       CHECK(step.delay >= in.timing.etcd_delay_min);
       CHECK(step.delay <= in.timing.etcd_delay_max);
     }
@@ -377,7 +375,7 @@ TEST_CASE("nemesis schedule: fault kinds parse from a list") {
 TEST_CASE("nemesis schedule: steps render one line each") {
   nemesis_step p;
   p.at = 12345ms;
-  p.op = nemesis_op::partition;
+  p.op = step_op::partition;
   p.partition = partition_kind::asymmetric;
   p.id = 2;
   p.fault = 3;
@@ -388,7 +386,7 @@ TEST_CASE("nemesis schedule: steps render one line each") {
            "(fault 3)");
   nemesis_step slow;
   slow.at = 61s;
-  slow.op = nemesis_op::etcd_slow;
+  slow.op = step_op::etcd_slow;
   slow.delay = 740ms;
   slow.fault = 4;
   CHECK(render(slow) == "  +61.000s etcd_slow 740ms (fault 4)");
@@ -414,13 +412,12 @@ TEST_CASE("nemesis ops: node faults and the ops that end a fault") {
     CHECK(is_node_fault(k)
           == (name.rfind("etcd", 0) != 0 && name != "lease_delete"));
   }
-  std::vector<nemesis_op> ends
-    = {nemesis_op::restart, nemesis_op::resume, nemesis_op::heal,
-       nemesis_op::etcd_start, nemesis_op::etcd_fast};
+  std::vector<step_op> ends = {step_op::restart, step_op::resume, step_op::heal,
+                               step_op::etcd_start, step_op::etcd_fast};
   for (auto op : ends)
     CHECK(ends_fault(op));
   for (auto op :
-       {nemesis_op::kill, nemesis_op::pause, nemesis_op::partition,
-        nemesis_op::etcd_stop, nemesis_op::etcd_slow, nemesis_op::lease_delete})
+       {step_op::kill, step_op::pause, step_op::partition, step_op::etcd_stop,
+        step_op::etcd_slow, step_op::lease_delete})
     CHECK(!ends_fault(op));
 }

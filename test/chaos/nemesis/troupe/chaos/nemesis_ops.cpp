@@ -82,29 +82,29 @@ parse_fault_kinds(std::string_view csv) {
   return out;
 }
 
-const char* to_string(nemesis_op x) noexcept {
+const char* to_string(step_op x) noexcept {
   switch (x) {
-    case nemesis_op::kill:
+    case step_op::kill:
       return "kill";
-    case nemesis_op::restart:
+    case step_op::restart:
       return "restart";
-    case nemesis_op::pause:
+    case step_op::pause:
       return "pause";
-    case nemesis_op::resume:
+    case step_op::resume:
       return "resume";
-    case nemesis_op::partition:
+    case step_op::partition:
       return "partition";
-    case nemesis_op::heal:
+    case step_op::heal:
       return "heal";
-    case nemesis_op::etcd_stop:
+    case step_op::etcd_stop:
       return "etcd_stop";
-    case nemesis_op::etcd_start:
+    case step_op::etcd_start:
       return "etcd_start";
-    case nemesis_op::etcd_slow:
+    case step_op::etcd_slow:
       return "etcd_slow";
-    case nemesis_op::etcd_fast:
+    case step_op::etcd_fast:
       return "etcd_fast";
-    case nemesis_op::lease_delete:
+    case step_op::lease_delete:
       return "lease_delete";
   }
   return "?";
@@ -120,10 +120,9 @@ bool is_node_fault(fault_kind k) noexcept {
          || k == fault_kind::partition_asymmetric;
 }
 
-bool ends_fault(nemesis_op op) noexcept {
-  return op == nemesis_op::restart || op == nemesis_op::resume
-         || op == nemesis_op::heal || op == nemesis_op::etcd_start
-         || op == nemesis_op::etcd_fast;
+bool ends_fault(step_op op) noexcept {
+  return op == step_op::restart || op == step_op::resume || op == step_op::heal
+         || op == step_op::etcd_start || op == step_op::etcd_fast;
 }
 
 std::string render_offset(std::chrono::milliseconds d) {
@@ -139,15 +138,15 @@ std::string render(const nemesis_step& step) {
   auto line = fmt::format("{:>10} {}", "+" + render_offset(step.at),
                           to_string(step.op));
   switch (step.op) {
-    case nemesis_op::partition:
+    case step_op::partition:
       line += fmt::format(
         " #{} {} {} {} {}", step.id, to_string(step.partition), set(step.nodes),
         step.partition == partition_kind::symmetric ? "|" : "->", set(step.to));
       break;
-    case nemesis_op::heal:
+    case step_op::heal:
       line += fmt::format(" #{}", step.id);
       break;
-    case nemesis_op::etcd_slow:
+    case step_op::etcd_slow:
       line += fmt::format(" {}ms", step.delay.count());
       break;
     default:

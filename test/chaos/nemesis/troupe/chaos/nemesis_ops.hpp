@@ -51,7 +51,7 @@ parse_fault_kinds(std::string_view csv);
 /// One operation of the schedule. Each is an op of the driver's log
 /// (docs/design/chaos.md, `nemesis.jsonl`); `restart` is logged as
 /// `node_start`.
-enum class nemesis_op : uint8_t {
+enum class step_op : uint8_t {
   kill,
   restart,
   pause,
@@ -66,7 +66,7 @@ enum class nemesis_op : uint8_t {
 };
 
 /// The op's name as in the log: "kill", "restart", "pause", ...
-const char* to_string(nemesis_op x) noexcept;
+const char* to_string(step_op x) noexcept;
 
 /// The shape of a partition.
 enum class partition_kind : uint8_t {
@@ -95,7 +95,7 @@ const char* to_string(partition_kind x) noexcept;
 /// of one step.
 struct nemesis_step {
   std::chrono::milliseconds at{0};
-  nemesis_op op = nemesis_op::kill;
+  step_op op = step_op::kill;
   std::vector<std::string> nodes;
   std::vector<std::string> to;
   partition_kind partition = partition_kind::symmetric;
@@ -112,7 +112,7 @@ bool is_node_fault(fault_kind k) noexcept;
 
 /// True for the ops that end a fault (restart, resume, heal, etcd_start,
 /// etcd_fast).
-bool ends_fault(nemesis_op op) noexcept;
+bool ends_fault(step_op op) noexcept;
 
 /// An offset as seconds with milliseconds, e.g. "12.345s", "-0.500s".
 std::string render_offset(std::chrono::milliseconds d);

@@ -166,7 +166,7 @@ private:
     return free;
   }
 
-  void add(milliseconds at, nemesis_op op, std::vector<std::string> nodes,
+  void add(milliseconds at, step_op op, std::vector<std::string> nodes,
            uint32_t id = 0) {
     nemesis_step s;
     s.at = at;
@@ -193,19 +193,19 @@ private:
         .push_back(in_.nodes[i]);
     switch (kind) {
       case fault_kind::kill:
-        add(start, nemesis_op::kill, side);
-        add(end, nemesis_op::restart, side);
+        add(start, step_op::kill, side);
+        add(end, step_op::restart, side);
         return;
       case fault_kind::pause:
-        add(start, nemesis_op::pause, side);
-        add(end, nemesis_op::resume, side);
+        add(start, step_op::pause, side);
+        add(end, step_op::resume, side);
         return;
       default:
         break;
     }
     nemesis_step s;
     s.at = start;
-    s.op = nemesis_op::partition;
+    s.op = step_op::partition;
     s.id = ++partition_;
     s.fault = fault_;
     s.nodes = std::move(side);
@@ -216,25 +216,25 @@ private:
         std::swap(s.nodes, s.to);
     }
     steps_.push_back(std::move(s));
-    add(end, nemesis_op::heal, {}, partition_);
+    add(end, step_op::heal, {}, partition_);
   }
 
   void place_etcd_fault(fault_kind kind, milliseconds start, milliseconds end) {
     etcd_busy_until_ = end + rules_.recovery;
     switch (kind) {
       case fault_kind::etcd_stop:
-        add(start, nemesis_op::etcd_stop, {});
-        add(end, nemesis_op::etcd_start, {});
+        add(start, step_op::etcd_stop, {});
+        add(end, step_op::etcd_start, {});
         return;
       case fault_kind::etcd_slow: {
-        add(start, nemesis_op::etcd_slow, {});
+        add(start, step_op::etcd_slow, {});
         steps_.back().delay
           = draw_.between(in_.timing.etcd_delay_min, in_.timing.etcd_delay_max);
-        add(end, nemesis_op::etcd_fast, {});
+        add(end, step_op::etcd_fast, {});
         return;
       }
       default:
-        add(start, nemesis_op::lease_delete, {});
+        add(start, step_op::lease_delete, {});
         return;
     }
   }

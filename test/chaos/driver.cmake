@@ -1,0 +1,19 @@
+# troupe-chaos (docs/design/chaos.md): the driver, its network mechanisms
+# and the nemesis log; and the runs.
+
+add_executable(troupe-chaos
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_main.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_run.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_probe.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/transport_network.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/netns_network.cpp)
+target_include_directories(troupe-chaos PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver)
+target_include_directories(troupe-chaos SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIRS})
+target_link_libraries(troupe-chaos PRIVATE troupe_chaos_checker
+  troupe_chaos_nemesis troupe_demo_processes troupe_demo_launcher_core
+  troupe_demo_client troupe_test_support troupe_singleton_core
+  troupe_lease_core CLI11::CLI11 fmt::fmt)
+troupe_warnings(troupe-chaos)
+add_dependencies(troupe-chaos troupe-demo-node troupe-demo-store)

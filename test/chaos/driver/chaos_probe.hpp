@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <ostream>
+
+/// @file
+/// The driver's two uses of the history checker (checker/chaos_checker.hpp)
+/// on a run directory: whether the convergence probe is complete yet, and
+/// the verdict at the end.
+
+namespace troupe::chaos {
+
+/// True when the files in `dir` show, since `probe_start_ns`
+/// (CLOCK_MONOTONIC), an acknowledged deposit for every one of `accounts`
+/// accounts and an accepted ledger record (the checker's I4 on the files
+/// as they are now).
+bool probe_complete(const std::filesystem::path& dir, int64_t probe_start_ns,
+                    uint32_t accounts);
+
+/// Reads every file of the run in `dir`, runs the checker and writes its
+/// report to `out`; on a violation also the timeline around it and how to
+/// replay the run (`seed`; 0: taken from nemesis.jsonl). The exit code: 0
+/// no violation, 1 violations, 2 the files cannot be read.
+int judge_run_dir(const std::filesystem::path& dir, uint64_t seed,
+                  std::ostream& out);
+
+} // namespace troupe::chaos
