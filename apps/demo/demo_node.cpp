@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     settings->node_name.empty() ? address : settings->node_name, address);
   if (!history)
     return fail(history.error(), program);
+  (*history)->record("node_started");
   auto http = runtime::spawn_http_client((*sys)->actors());
   demo::scheduler_config sched{http,
                                settings->store_url,
@@ -93,7 +94,6 @@ int main(int argc, char** argv) {
                                       *accounts, *settings);
   if (!api)
     return fail(api.error(), program);
-  (*history)->record("node_started");
   std::printf("api listening on %s:%u\n", settings->api_bind.c_str(),
               static_cast<unsigned>((*api)->port()));
   std::fflush(stdout);

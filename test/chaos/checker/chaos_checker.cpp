@@ -115,15 +115,25 @@ private:
   const chaos_history& h_;
 };
 
-// The fault counts: every op but the run's bookkeeping.
+// The fault counts: the ops that start a fault (partitions by shape).
 std::map<std::string, uint64_t> count_faults(const chaos_history& h) {
   std::map<std::string, uint64_t> out;
   for (auto& e : h.nemesis) {
     using op = nemesis_op;
-    if (e.op != op::run_start && e.op != op::nemesis_start
-        && e.op != op::nemesis_end && e.op != op::probe_start
-        && e.op != op::run_end && e.op != op::store_exit)
-      ++out[to_string(e.op)];
+    switch (e.op) {
+      case op::kill:
+      case op::pause:
+      case op::etcd_stop:
+      case op::etcd_slow:
+      case op::lease_delete:
+        ++out[to_string(e.op)];
+        break;
+      case op::partition:
+        ++out["partition " + e.direction];
+        break;
+      default:
+        break;
+    }
   }
   return out;
 }
@@ -223,6 +233,10 @@ chaos_report check_run(const chaos_input& in) {
   for (auto& c : demo.rest())
     checks.push_back(std::move(c));
   s.faults = count_faults(h);
+  for (auto& e : h.nemesis) {
+    s.node_starts += e.op == nemesis_op::node_start ? 1 : 0;
+    s.node_exits += e.op == nemesis_op::node_exit ? 1 : 0;
+  }
   s.singleton_instances = xs.singletons.size();
   s.entity_instances = xs.entities.size();
   s.accounts = count_groups(xs.entities);

@@ -103,9 +103,15 @@ struct offense {
 
 /// The numbers of the run behind the checks.
 struct chaos_summary {
-  /// Faults injected: nemesis op -> count (every op but run_start,
-  /// nemesis_end, probe_start and run_end).
+  /// Faults injected, by kind -> count: kill, pause, `partition
+  /// symmetric`, `partition asymmetric`, etcd_stop, etcd_slow,
+  /// lease_delete (the ops that start a fault; their ends, heal, resume,
+  /// restarts, are not counted).
   std::map<std::string, uint64_t> faults;
+  /// Node processes started (the first N included) and ended (killed,
+  /// downed, stopped at the end), from nemesis.jsonl.
+  uint64_t node_starts = 0;
+  uint64_t node_exits = 0;
   /// Guarded side effects the nodes stamped.
   uint64_t ledger_writes = 0;
   uint64_t deposit_writes = 0;

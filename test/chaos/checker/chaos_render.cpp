@@ -67,6 +67,8 @@ std::string summary_lines(const chaos_report& r) {
     counted(s.ledger_writes, "ledger write", "ledger writes"),
     counted(s.deposit_writes, "deposit write", "deposit writes"));
   out += fmt::format("faults injected: {}\n", fault_words(s));
+  out += fmt::format("node processes: {} started, {} ended\n", s.node_starts,
+                     s.node_exits);
   out += fmt::format(
     "invariants checked: I1 over {} and {}; I2 over {} of {} and {}, {}; I3 "
     "over {} and {}; I4 over {}\n",

@@ -3,7 +3,8 @@
 // Usage: troupe-chaos --dir DIR [--seed N|random] [--duration 75s]
 //                     [--nodes 5] [--network auto|netns|transport]
 //                     [--settle 10s] [--probe-timeout 45s] [--rate 40]
-//                     [--accounts 24] [--bin-dir DIR] [--quiet]
+//                     [--accounts 24] [--faults all] [--bin-dir DIR]
+//                     [--quiet]
 //        troupe-chaos --check DIR   (judge the files of an earlier run)
 // Exit: 0 no violation, 1 violations (report, seed, timeline), 2 a bad flag
 // or a run that could not be set up (named on stderr).
@@ -85,6 +86,10 @@ int main(int argc, char** argv) {
     "(default: next to troupe-chaos, else the build tree's apps/demo)");
   app.add_option("--check", check_dir,
                  "Judge the files of an earlier run in this directory");
+  app.add_option("--faults", opts.faults,
+                 "Fault kinds, comma-separated: kill, pause, "
+                 "partition_symmetric, partition_asymmetric, etcd_stop, "
+                 "etcd_slow, lease_delete, or all");
   app.add_flag("--quiet", quiet, "No line per nemesis action");
   try {
     app.parse(argc, argv);

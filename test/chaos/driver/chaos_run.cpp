@@ -124,9 +124,11 @@ private:
   uint16_t store_port_ = 0;
   std::optional<std::string> store_listening_;
   std::unique_ptr<demo::client::load_driver> load_;
-  demo::http_getter http_;
+  // Made after setup: its io thread must start in the hub namespace.
+  std::unique_ptr<demo::http_getter> http_;
   int64_t probe_start_ns_ = 0;
-  std::vector<std::string> setup_problems_;
+  // run_end: the nodes are being stopped, none is started again.
+  bool stopping_ = false;
 };
 
 std::optional<size_t> chaos_run::slot_of(const std::string& name) const {
@@ -170,7 +172,7 @@ void chaos_run::on_exit(demo::node_proc& n) {
   s.running = false;
   s.ready = false;
   s.paused = false;
-  if (!s.held_down) {
+  if (!s.held_down && !stopping_) {
     // Downed, or it crashed: the supervisor starts it again.
     s.restart_at = steady::now() + 1s;
     if (opts_.verbose)
@@ -200,6 +202,7 @@ void chaos_run::setup() {
     net_ = make_transport_network(opts_.nodes);
   }
   slots_.resize(opts_.nodes);
+  http_ = std::make_unique<demo::http_getter>();
   log_ = std::make_unique<nemesis_log>(opts_.dir / "nemesis.jsonl");
   {
     std::ofstream secret{opts_.dir / "cluster.secret"};
@@ -320,7 +323,8 @@ void chaos_run::pump(steady::duration d) {
 void chaos_run::supervise() {
   auto now = steady::now();
   for (size_t i = 0; i < slots_.size(); ++i)
-    if (auto& s = slots_[i]; !s.running && s.restart_at && *s.restart_at <= now)
+    if (auto& s = slots_[i];
+        !stopping_ && !s.running && s.restart_at && *s.restart_at <= now)
       start_node(i);
 }
 
@@ -330,7 +334,7 @@ void chaos_run::wait_for_members() {
   int up = 0;
   while (steady::now() < until) {
     pump(500ms);
-    auto answer = http_.get(url, 1s);
+    auto answer = http_->get(url, 1s);
     demo::cluster_snapshot snap;
     if (answer && answer->status == 200
         && demo::read_members(answer->body, snap)) {
@@ -494,6 +498,7 @@ void chaos_run::probe() {
 void chaos_run::stop_all() {
   if (load_)
     load_->stop();
+  stopping_ = true;
   log_->write("run_end");
   for (size_t i = 0; i < slots_.size(); ++i)
     if (auto* n = procs_.find(net_->nodes()[i].name); n && n->running())
@@ -541,6 +546,10 @@ int chaos_run::run() {
   in.timing.stable_after = ms(timing_.stable_after);
   in.timing.down_all_when_unstable = ms(timing_.down_all_when_unstable);
   in.timing.lease_ttl = ms(timing_.lease_ttl);
+  auto kinds = parse_fault_kinds(opts_.faults);
+  if (!kinds)
+    throw std::runtime_error(kinds.error().message);
+  in.kinds = *kinds;
   auto schedule = make_schedule(in);
   if (!schedule)
     throw std::runtime_error("the schedule: " + schedule.error().message);

@@ -39,6 +39,9 @@ struct run_options {
   /// The client's deposits per second and accounts.
   double rate = 40;
   uint32_t accounts = 24;
+  /// The fault kinds the schedule draws from (nemesis_ops.hpp's names,
+  /// comma-separated; "all").
+  std::string faults = "all";
   /// Print one line per nemesis action.
   bool verbose = true;
 };
