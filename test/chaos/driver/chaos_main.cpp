@@ -6,14 +6,15 @@
 //                     [--accounts 24] [--faults all] [--bin-dir DIR]
 //                     [--quiet]
 //        troupe-chaos --check DIR   (judge the files of an earlier run)
+//        troupe-chaos --plan --seed N --duration 30m   (print the schedule)
 // Exit: 0 no violation, 1 violations (report, seed, timeline), 2 a bad flag
 // or a run that could not be set up (named on stderr).
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <cstdio>
 #include <random>
 #include <string>
 
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   std::string dir;
   std::string bin_dir;
   bool quiet = false;
+  bool plan = false;
   app.add_option("--dir", dir, "The run's directory (new or empty)");
   app.add_option("--seed", seed,
                  "The schedule's seed, or `random` (printed; it replays the "
@@ -91,6 +93,9 @@ int main(int argc, char** argv) {
                  "partition_symmetric, partition_asymmetric, etcd_stop, "
                  "etcd_slow, lease_delete, or all");
   app.add_flag("--quiet", quiet, "No line per nemesis action");
+  app.add_flag("--plan", plan,
+               "Print the schedule of --seed, --duration, --nodes and "
+               "--faults, and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "troupe-chaos: %s; see --help\n", what.c_str());
     return 2;
   };
-  if (dir.empty())
+  if (dir.empty() && !plan)
     return bad("--dir is required");
   opts.dir = dir;
   if (seed == "random") {
@@ -130,6 +135,15 @@ int main(int argc, char** argv) {
   opts.settle = *s;
   opts.probe_timeout = *p;
   opts.verbose = !quiet;
+  try {
+    auto schedule = troupe::chaos::plan_run(opts);
+    if (plan) {
+      std::cout << render(schedule);
+      return 0;
+    }
+  } catch (const std::invalid_argument& e) {
+    return bad(e.what());
+  }
   if (!bin_dir.empty()) {
     opts.bin_dir = bin_dir;
   } else {

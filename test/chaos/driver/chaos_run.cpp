@@ -530,32 +530,10 @@ int chaos_run::run() {
                   opts_.seed, opts_.nodes, net_->mechanism(),
                   opts_.duration.count(), opts_.settle.count(),
                   opts_.dir.string()));
-  nemesis_inputs in;
-  in.seed = opts_.seed;
-  in.duration = opts_.duration;
-  in.nodes.clear();
-  for (auto& p : net_->nodes())
-    in.nodes.push_back(p.name);
-  auto ms = [](runtime::timespan d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
-  };
-  in.timing.heartbeat_interval = ms(timing_.heartbeat_interval);
-  in.timing.acceptable_heartbeat_pause = ms(timing_.acceptable_heartbeat_pause);
-  in.timing.min_std_deviation = ms(timing_.min_std_deviation);
-  in.timing.threshold = timing_.threshold;
-  in.timing.stable_after = ms(timing_.stable_after);
-  in.timing.down_all_when_unstable = ms(timing_.down_all_when_unstable);
-  in.timing.lease_ttl = ms(timing_.lease_ttl);
-  auto kinds = parse_fault_kinds(opts_.faults);
-  if (!kinds)
-    throw std::runtime_error(kinds.error().message);
-  in.kinds = *kinds;
-  auto schedule = make_schedule(in);
-  if (!schedule)
-    throw std::runtime_error("the schedule: " + schedule.error().message);
+  auto schedule = plan_run(opts_);
   {
     std::ofstream out{opts_.dir / "schedule.txt"};
-    out << render(*schedule);
+    out << render(schedule);
   }
   log_->write("run_start",
               {{"seed", opts_.seed},
@@ -578,7 +556,7 @@ int chaos_run::run() {
   pump(3s); // a little load before the first fault
   log_->write("nemesis_start");
   auto start = steady::now();
-  for (auto& a : schedule->steps) {
+  for (auto& a : schedule.steps) {
     auto due = start + a.at;
     if (steady::now() < due)
       pump(due - steady::now());
@@ -600,6 +578,32 @@ int chaos_run::judge() {
 }
 
 } // namespace
+
+nemesis_schedule plan_run(const run_options& opts) {
+  demo::demo_timing timing;
+  nemesis_inputs in;
+  in.seed = opts.seed;
+  in.duration = opts.duration;
+  in.nodes = default_nodes(opts.nodes);
+  auto ms = [](runtime::timespan d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  };
+  in.timing.heartbeat_interval = ms(timing.heartbeat_interval);
+  in.timing.acceptable_heartbeat_pause = ms(timing.acceptable_heartbeat_pause);
+  in.timing.min_std_deviation = ms(timing.min_std_deviation);
+  in.timing.threshold = timing.threshold;
+  in.timing.stable_after = ms(timing.stable_after);
+  in.timing.down_all_when_unstable = ms(timing.down_all_when_unstable);
+  in.timing.lease_ttl = ms(timing.lease_ttl);
+  auto kinds = parse_fault_kinds(opts.faults);
+  if (!kinds)
+    throw std::invalid_argument(kinds.error().message);
+  in.kinds = *kinds;
+  auto schedule = make_schedule(in);
+  if (!schedule)
+    throw std::invalid_argument(schedule.error().message);
+  return std::move(*schedule);
+}
 
 int run_chaos(const run_options& opts) {
   try {

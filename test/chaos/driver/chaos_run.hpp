@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "troupe/chaos/nemesis_schedule.hpp"
+
 /// @file
 /// One chaos run (docs/design/chaos.md): a real etcd behind a delay proxy,
 /// the demo's store, N troupe-demo-node processes with the etcd lease
@@ -45,6 +47,11 @@ struct run_options {
   /// Print one line per nemesis action.
   bool verbose = true;
 };
+
+/// The seeded schedule of a run with `opts` (the demo's timing, nodes
+/// node-1..node-N). Errors (std::invalid_argument): the schedule's, e.g. an
+/// unknown fault kind or a duration too short for one fault.
+nemesis_schedule plan_run(const run_options& opts);
 
 /// Runs it; the process's exit code: 0 no violation, 1 violations (the
 /// report, the seed and a timeline printed), 2 the run could not be set
