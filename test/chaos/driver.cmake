@@ -1,17 +1,31 @@
 # troupe-chaos (docs/design/chaos.md): the driver, its network mechanisms
 # and the nemesis log; and the runs.
 
+# The nemesis log's lines (pure), tested against the checker's parser.
+add_library(troupe_chaos_driver_core STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log.cpp)
+target_include_directories(troupe_chaos_driver_core PUBLIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver)
+target_include_directories(troupe_chaos_driver_core SYSTEM PRIVATE
+  ${RAPIDJSON_INCLUDE_DIRS})
+target_link_libraries(troupe_chaos_driver_core PUBLIC fmt::fmt)
+troupe_warnings(troupe_chaos_driver_core)
+
+troupe_test(NAME chaos_driver_unit_tests LABEL unit
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log_test.cpp
+  LINK troupe_chaos_driver_core troupe_chaos_checker)
+
 add_executable(troupe-chaos
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_main.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_run.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_probe.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/transport_network.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/netns_network.cpp)
 target_include_directories(troupe-chaos PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/driver)
 target_include_directories(troupe-chaos SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIRS})
-target_link_libraries(troupe-chaos PRIVATE troupe_chaos_checker
+target_link_libraries(troupe-chaos PRIVATE troupe_chaos_driver_core
+  troupe_chaos_checker
   troupe_chaos_nemesis troupe_demo_processes troupe_demo_launcher_core
   troupe_demo_client troupe_test_support troupe_singleton_core
   troupe_lease_core CLI11::CLI11 fmt::fmt)
@@ -26,3 +40,14 @@ add_test(NAME "integration:chaos_short"
           $<TARGET_FILE:troupe-chaos> ${CMAKE_CURRENT_BINARY_DIR}/chaos_short)
 set_tests_properties("integration:chaos_short"
   PROPERTIES LABELS integration TIMEOUT 420 RUN_SERIAL TRUE)
+
+# troupe-chaos's command line: bad flags (exit 2, one line naming the flag),
+# --check of a missing directory, --plan's schedule (the same twice).
+foreach(case no_dir bad_seed short_duration bad_duration_unit unknown_fault
+        too_few_nodes dir_not_empty check_missing plan)
+  add_test(NAME "integration:chaos_cli_${case}"
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/chaos_cli_test.sh ${case}
+            $<TARGET_FILE:troupe-chaos>)
+  set_tests_properties("integration:chaos_cli_${case}"
+    PROPERTIES LABELS integration TIMEOUT 60)
+endforeach()

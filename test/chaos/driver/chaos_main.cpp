@@ -125,8 +125,11 @@ int main(int argc, char** argv) {
   auto d = parse_seconds(duration);
   auto s = parse_seconds(settle);
   auto p = parse_seconds(probe);
-  if (!d || d->count() < 10)
-    return bad("--duration " + duration + ": at least 10s (e.g. 75s, 30m)");
+  if (!d)
+    return bad("--duration " + duration
+               + ": a whole number of seconds or minutes (e.g. 75s, 30m)");
+  if (d->count() < 10)
+    return bad("--duration " + duration + ": at least 10s");
   if (!s)
     return bad("--settle " + settle + ": a number of seconds (e.g. 10s)");
   if (!p || p->count() < 5)
