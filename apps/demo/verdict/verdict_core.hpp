@@ -145,6 +145,18 @@ struct report {
   bool passed() const noexcept;
 };
 
+/// One non-empty line of a text, numbered from 1 as an editor counts.
+struct text_line {
+  size_t number = 0;
+  std::string_view text;
+  /// The text's last line, without a newline after it (a file cut short
+  /// by a crash may end so).
+  bool unterminated_last = false;
+};
+
+/// The non-empty lines of `text` (views into it).
+std::vector<text_line> lines_of(std::string_view text);
+
 /// Parses ledger.jsonl; malformed lines go to `problems` as `ledger.jsonl
 /// line N: ...`.
 std::vector<ledger_entry> parse_ledger(std::string_view text,

@@ -13,16 +13,8 @@ namespace {
 // Calls `f(line_number, line)` for each non-empty line.
 template <class F>
 void for_each_line(std::string_view text, F f) {
-  size_t number = 0;
-  while (!text.empty()) {
-    ++number;
-    auto nl = text.find('\n');
-    auto line = text.substr(0, nl);
-    text
-      = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    if (!line.empty())
-      f(number, line);
-  }
+  for (auto& l : lines_of(text))
+    f(l.number, l.text);
 }
 
 // Reads named fields of one JSON object line; the first fault is kept.
@@ -145,6 +137,21 @@ parse_client_log(std::string_view text, std::vector<std::string>& problems) {
       add_problem(problems, "client.log", n,
                   fmt::format("malformed: \"{}\"", line.substr(0, 80)));
   });
+  return out;
+}
+
+std::vector<text_line> lines_of(std::string_view text) {
+  std::vector<text_line> out;
+  size_t number = 0;
+  while (!text.empty()) {
+    ++number;
+    auto nl = text.find('\n');
+    auto line = text.substr(0, nl);
+    text
+      = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (!line.empty())
+      out.push_back({number, line, nl == std::string_view::npos});
+  }
   return out;
 }
 

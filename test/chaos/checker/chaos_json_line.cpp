@@ -9,21 +9,6 @@
 
 namespace troupe::chaos::detail {
 
-std::vector<text_line> lines_of(std::string_view text) {
-  std::vector<text_line> out;
-  size_t number = 0;
-  while (!text.empty()) {
-    ++number;
-    auto nl = text.find('\n');
-    auto line = text.substr(0, nl);
-    text
-      = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    if (!line.empty())
-      out.push_back({number, line, nl == std::string_view::npos});
-  }
-  return out;
-}
-
 struct json_line::impl {
   rapidjson::Document doc;
 };

@@ -7,6 +7,8 @@
 #include <variant>
 #include <vector>
 
+#include "verdict/verdict_core.hpp"
+
 /// @file
 /// Reading JSON-lines files field by field, for chaos_history.cpp: the
 /// lines of a text, one line's named fields, and tables that say which
@@ -17,17 +19,10 @@
 
 namespace troupe::chaos::detail {
 
-/// One line of a text: its 1-based number, its text without the newline,
-/// and whether it is the last line and lacks its newline (a write cut
-/// short).
-struct text_line {
-  size_t number = 0;
-  std::string_view text;
-  bool unterminated_last = false;
-};
-
-/// The non-empty lines of `text`.
-std::vector<text_line> lines_of(std::string_view text);
+/// The lines of a text (the verdict's reader: numbered, views, the cut
+/// last line flagged).
+using demo::verdict::lines_of;
+using demo::verdict::text_line;
 
 /// The named fields of one JSON object line; the first fault is kept and
 /// later reads do nothing.
