@@ -10,7 +10,7 @@ namespace {
 
 std::optional<rapidjson::Document> parse(std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (doc.HasParseError())
     return std::nullopt;
   return doc;

@@ -17,7 +17,7 @@ std::optional<int64_t> first_takeover_ns(std::string_view ledger_jsonl,
     ledger_jsonl = nl == std::string_view::npos ? std::string_view{}
                                                 : ledger_jsonl.substr(nl + 1);
     rapidjson::Document doc;
-    doc.Parse(line.data(), line.size());
+    doc.Parse<rapidjson::kParseIterativeFlag>(line.data(), line.size());
     if (doc.HasParseError() || !doc.IsObject())
       continue;
     auto mono = doc.FindMember("mono_ns");

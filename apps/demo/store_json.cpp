@@ -17,7 +17,7 @@ void put_string(json_writer& w, std::string_view key, std::string_view value) {
 
 std::optional<rapidjson::Document> parse_object(std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (doc.HasParseError() || !doc.IsObject())
     return std::nullopt;
   return doc;

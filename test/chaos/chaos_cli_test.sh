@@ -15,7 +15,7 @@ expect_error() {
   "$chaos" "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
   if [ $rc -ne 2 ]; then
-    echo "FAIL: exit $rc, want 2 for: $*"; cat "$tmp/out" "$tmp/err"; exit 1
+    echo "FAIL: exit $rc, want 2 for: $*"; head -5 "$tmp/out" "$tmp/err"; exit 1
   fi
   if ! grep -qF -- "$want" "$tmp/err"; then
     echo "FAIL: stderr lacks '$want' for: $*"; cat "$tmp/err"; exit 1
@@ -31,6 +31,9 @@ case $case_name in
   bad_seed) expect_error "--seed abc: not a number or \`random\`" --dir "$tmp/r" --seed abc ;;
   short_duration) expect_error "--duration 5s: at least 10s" --dir "$tmp/r" --duration 5s ;;
   bad_duration_unit) expect_error "--duration 3h: a whole number of seconds or minutes" --dir "$tmp/r" --duration 3h ;;
+  duration_over_a_day) expect_error "--duration 1441m: a whole number of seconds or minutes up to a day" --plan --duration 1441m ;;
+  empty_check) expect_error "--check needs a run directory" --check '' --plan ;;
+  nan_rate) expect_error "--rate: must be a number" --plan --rate nan ;;
   unknown_fault) expect_error 'unknown fault kind "partition"' --dir "$tmp/r" --faults kill,partition ;;
   too_few_nodes) expect_error "--nodes" --dir "$tmp/r" --nodes 2 ;;
   dir_not_empty)

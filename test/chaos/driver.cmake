@@ -43,8 +43,9 @@ set_tests_properties("integration:chaos_short"
 
 # troupe-chaos's command line: bad flags (exit 2, one line naming the flag),
 # --check of a missing directory, --plan's schedule (the same twice).
-foreach(case no_dir bad_seed short_duration bad_duration_unit unknown_fault
-        too_few_nodes dir_not_empty check_missing plan)
+foreach(case no_dir bad_seed short_duration bad_duration_unit
+        duration_over_a_day empty_check nan_rate unknown_fault too_few_nodes
+        dir_not_empty check_missing plan)
   add_test(NAME "integration:chaos_cli_${case}"
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/chaos_cli_test.sh ${case}
             $<TARGET_FILE:troupe-chaos>)

@@ -220,6 +220,16 @@ TEST_CASE("deposit request: parses, or the error names the field") {
   }
 }
 
+TEST_CASE("deposit request: a body nested too deep is refused, not a crash") {
+  // RapidJSON's recursive parser would overflow the stack on this.
+  auto r = parse_deposit_request(std::string(200000, '['));
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().message, Catch::StartsWith("the body is not JSON"));
+  auto l = parse_ledger_record(std::string(200000, '{') + "\"a\":");
+  REQUIRE_FALSE(l);
+  CHECK_THAT(l.error().message, Catch::StartsWith("the body is not JSON"));
+}
+
 TEST_CASE("deposit request: the optional writer is kept and journalled") {
   auto r = parse_deposit_request(
     R"({"deposit":"d1","amount":5,"expected_seq":0,"writer":"h:1#2/7"})");

@@ -218,6 +218,22 @@ TEST_CASE("verdict: planted bugs are each caught by their check") {
        [](history& h) { h.tail = applied("acct-1", "d77", 1, 3, 8); },
        {"no phantom deposits"},
        "journal.jsonl line 6: d77 (acct-1 +1) was never sent"},
+      {"a sent deposit id applied again to another account",
+       [](history& h) { h.tail = applied("acct-2", "d1", 3, 1, 3); },
+       {"no phantom deposits"},
+       "journal.jsonl line 6: d1 applied as acct-2 +3 but sent as acct-1 +3"},
+      {"an amount beyond what the store accepts",
+       [](history& h) {
+         h.tail = applied("acct-1", "d9", 9223372036854775807, 3,
+                          9223372036854775807);
+       },
+       {"records"},
+       "journal.jsonl line 6: amount 9223372036854775807 is outside 1 to "
+       "1000000000"},
+      {"a line nested too deep to parse recursively",
+       [](history& h) { h.ledger += std::string(200000, '[') + "\n"; },
+       {"records"},
+       "ledger.jsonl line 6: not JSON"},
       {"a line cut short",
        [](history& h) { h.ledger += R"({"mono_ns":1,"tok)"; },
        {"records"},

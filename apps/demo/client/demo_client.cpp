@@ -39,7 +39,7 @@ int64_t mono_ns(clock_type::time_point t) {
 // The `seq` of a node's JSON answer, 0 when it has none.
 uint64_t seq_of(const std::string& body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (doc.HasParseError() || !doc.IsObject())
     return 0;
   auto i = doc.FindMember("seq");

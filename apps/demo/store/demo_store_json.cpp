@@ -28,7 +28,7 @@ runtime::error bad_field(std::string_view name, std::string_view fault) {
 // The body as a JSON object, or an error naming what is wrong with it.
 runtime::expected<rapidjson::Document> parse_object(std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (doc.HasParseError())
     return bad_request(fmt::format(
       "the body is not JSON: {} (at byte {})",

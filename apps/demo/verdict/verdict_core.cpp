@@ -105,9 +105,11 @@ struct applied {
 };
 
 // Replays the applied entries per account; fills `found` (deposit id ->
-// its first application) and the accounts' last balances.
+// its first application), `every` (each application in file order) and the
+// accounts' last balances.
 void check_journal(const std::vector<journal_entry>& journal, report& r,
-                   std::map<std::string, applied>& found) {
+                   std::map<std::string, applied>& found,
+                   std::vector<std::pair<std::string, applied>>& every) {
   check seq{"journal sequence", true, {}, {}};
   check balances{"balances", true, {}, {}};
   size_t bad_seq = 0;
@@ -154,6 +156,7 @@ void check_journal(const std::vector<journal_entry>& journal, report& r,
                        e.line, e.account, e.balance, a.sum),
            bad_balance);
     found.emplace(e.deposit, applied{e.account, e.amount, e.line});
+    every.emplace_back(e.deposit, applied{e.account, e.amount, e.line});
   }
   for (auto& [id, a] : accounts)
     t.balance_sum += a.balance;
@@ -177,7 +180,9 @@ void check_journal(const std::vector<journal_entry>& journal, report& r,
 // Checks the client's acks against the journal, the journal against the
 // client's sends, and the sums.
 void check_deposits(const std::vector<client_event>& events,
-                    const std::map<std::string, applied>& found, report& r) {
+                    const std::map<std::string, applied>& found,
+                    const std::vector<std::pair<std::string, applied>>& every,
+                    report& r) {
   check acked{"acked deposits", true, {}, {}};
   check phantom{"no phantom deposits", true, {}, {}};
   size_t bad_acked = 0;
@@ -218,7 +223,9 @@ void check_deposits(const std::vector<client_event>& events,
   for (auto& [id, s] : sent)
     if (!acks.contains(id) && !failures.contains(id))
       ++t.deposits_unanswered;
-  for (auto& [id, a] : found) {
+  // Every application is checked, not only a deposit id's first: an id
+  // applied again to another account is a phantom there.
+  for (auto& [id, a] : every) {
     auto i = sent.find(id);
     if (i == sent.end())
       fail(phantom,
@@ -232,11 +239,12 @@ void check_deposits(const std::vector<client_event>& events,
                        a.line, id, a.account, a.amount, i->second->account,
                        i->second->amount),
            bad_phantom);
+  }
+  for (auto& [id, a] : found)
     if (!acks.contains(id)) {
       ++t.in_doubt;
       t.in_doubt_sum += a.amount;
     }
-  }
   close_problems(acked, bad_acked);
   close_problems(phantom, bad_phantom);
   acked.summary
@@ -345,8 +353,9 @@ report judge(const verdict_input& in) {
   r.checks.push_back(check_records(problems));
   check_ledger(ledger, r);
   std::map<std::string, applied> found;
-  check_journal(journal, r, found);
-  check_deposits(events, found, r);
+  std::vector<std::pair<std::string, applied>> every;
+  check_journal(journal, r, found, every);
+  check_deposits(events, found, every, r);
   for (auto& m : in.failovers)
     r.checks.push_back(check_failover(m));
   return r;

@@ -4,11 +4,23 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "store/demo_store_core.hpp"
 #include "verdict/verdict_core.hpp"
 
 namespace troupe::demo::verdict {
 
 namespace {
+
+// A deposit's amount as the store accepts it: 1 to max_deposit_amount
+// (so that no sum of a run's deposits overflows an int64).
+bool valid_amount(int64_t amount) {
+  return amount >= 1 && amount <= store::max_deposit_amount;
+}
+
+std::string amount_fault(int64_t amount) {
+  return fmt::format("amount {} is outside 1 to {}", amount,
+                     store::max_deposit_amount);
+}
 
 // Calls `f(line_number, line)` for each non-empty line.
 template <class F>
@@ -21,7 +33,7 @@ void for_each_line(std::string_view text, F f) {
 class fields {
 public:
   explicit fields(std::string_view line) {
-    doc_.Parse(line.data(), line.size());
+    doc_.Parse<rapidjson::kParseIterativeFlag>(line.data(), line.size());
     if (doc_.HasParseError())
       fault_ = fmt::format("not JSON ({})",
                            rapidjson::GetParseError_En(doc_.GetParseError()));
@@ -123,6 +135,8 @@ std::vector<journal_entry> parse_journal(std::string_view text,
       if (f.fault().empty() && e.outcome != "applied" && e.outcome != "conflict"
           && e.outcome != "duplicate")
         return fmt::format("unknown outcome \"{}\"", e.outcome);
+      if (f.fault().empty() && !valid_amount(e.amount))
+        return amount_fault(e.amount);
       return std::string{};
     });
 }
@@ -131,7 +145,10 @@ std::vector<client::client_event>
 parse_client_log(std::string_view text, std::vector<std::string>& problems) {
   std::vector<client::client_event> out;
   for_each_line(text, [&](size_t n, std::string_view line) {
-    if (auto ev = client::parse_client_event(line))
+    auto ev = client::parse_client_event(line);
+    if (ev && ev->amount != 0 && !valid_amount(ev->amount))
+      add_problem(problems, "client.log", n, amount_fault(ev->amount));
+    else if (ev)
       out.push_back(std::move(*ev));
     else
       add_problem(problems, "client.log", n,

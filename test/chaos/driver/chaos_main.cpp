@@ -11,6 +11,7 @@
 // or a run that could not be set up (named on stderr).
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -27,19 +28,22 @@
 
 namespace {
 
-// "75s", "2m", "90" (seconds): a whole number of seconds, or nullopt.
+// The longest --duration, --settle or --probe-timeout: a day.
+constexpr uint64_t max_seconds = 24 * 3600;
+
+// "75s", "2m", "90" (seconds): a whole number of seconds up to a day, or
+// nullopt.
 std::optional<std::chrono::seconds> parse_seconds(const std::string& text) {
   uint64_t n = 0;
   auto* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, n);
-  if (ec != std::errc{} || p == text.data() || n > 24 * 3600)
+  if (ec != std::errc{} || p == text.data())
     return std::nullopt;
   std::string_view unit{p, static_cast<size_t>(end - p)};
-  if (unit.empty() || unit == "s")
-    return std::chrono::seconds(n);
-  if (unit == "m")
-    return std::chrono::seconds(n * 60);
-  return std::nullopt;
+  uint64_t per = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : 0;
+  if (per == 0 || n > max_seconds / per)
+    return std::nullopt;
+  return std::chrono::seconds(n * per);
 }
 
 std::filesystem::path own_dir() {
@@ -104,12 +108,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "troupe-chaos: %s; see --help\n", e.what());
     return 2;
   }
-  if (!check_dir.empty())
-    return troupe::chaos::judge_run_dir(check_dir, 0, std::cout);
   auto bad = [](const std::string& what) {
     std::fprintf(stderr, "troupe-chaos: %s; see --help\n", what.c_str());
     return 2;
   };
+  if (app.count("--check") > 0) {
+    if (check_dir.empty())
+      return bad("--check needs a run directory");
+    return troupe::chaos::judge_run_dir(check_dir, 0, std::cout);
+  }
+  if (!std::isfinite(opts.rate))
+    return bad("--rate: must be a number from 1 to 1000");
   if (dir.empty() && !plan)
     return bad("--dir is required");
   opts.dir = dir;
@@ -127,7 +136,8 @@ int main(int argc, char** argv) {
   auto p = parse_seconds(probe);
   if (!d)
     return bad("--duration " + duration
-               + ": a whole number of seconds or minutes (e.g. 75s, 30m)");
+               + ": a whole number of seconds or minutes up to a day (e.g. "
+                 "75s, 30m)");
   if (d->count() < 10)
     return bad("--duration " + duration + ": at least 10s");
   if (!s)

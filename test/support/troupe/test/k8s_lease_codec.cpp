@@ -19,7 +19,8 @@ namespace {
 
 namespace rj = rapidjson;
 using json_writer = rj::Writer<rj::StringBuffer>;
-constexpr unsigned parse_flags = rj::kParseFullPrecisionFlag;
+constexpr unsigned parse_flags
+  = rj::kParseFullPrecisionFlag | rj::kParseIterativeFlag;
 
 // The Go type encoding/json names for `findKind` (TypeMeta peek).
 constexpr std::string_view find_kind_type
