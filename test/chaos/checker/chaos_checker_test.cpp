@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chaos_checker.hpp"
@@ -970,22 +971,134 @@ TEST_CASE("chaos history: printable escapes control characters and bytes "
   CHECK(printable(raw) == shown);
 }
 
-TEST_CASE("chaos run dir: the files are read by name, missing ones empty") {
-  namespace fs = std::filesystem;
-  auto dir = fs::temp_directory_path()
-             / fmt::format("chaos_checker_test_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir / "history");
-  std::ofstream{dir / "history" / "node-1.1.jsonl"} << "one\n";
-  std::ofstream{dir / "history" / "notes.txt"} << "skipped\n";
-  std::ofstream{dir / "nemesis.jsonl"} << "two\n";
-  auto in = read_run_dir(dir);
-  fs::remove_all(dir);
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh run directory with every file a run writes.
+struct run_dir {
+  fs::path dir = fs::temp_directory_path()
+                 / fmt::format("chaos_checker_test_{}", ::getpid());
+
+  run_dir() {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "history");
+    for (auto name :
+         {"nemesis.jsonl", "client.log", "ledger.jsonl", "journal.jsonl"})
+      std::ofstream{dir / name};
+  }
+
+  ~run_dir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  std::string named(const std::string& rest) const {
+    return (dir / rest).string();
+  }
+};
+
+} // namespace
+
+TEST_CASE("chaos run dir: the files are read by name") {
+  run_dir d;
+  std::ofstream{d.dir / "history" / "node-1.1.jsonl"} << "one\n";
+  std::ofstream{d.dir / "history" / "notes.txt"} << "skipped\n";
+  fs::create_directory(d.dir / "history" / "old");
+  std::ofstream{d.dir / "nemesis.jsonl"} << "two\n";
+  auto read = read_run_dir(d.dir);
+  CHECK(read.errors.empty());
+  auto& in = read.input;
   CHECK(in.history
         == std::map<std::string, std::string>{{"node-1.1.jsonl", "one\n"}});
   CHECK(in.nemesis_jsonl == "two\n");
   CHECK(in.client_log.empty());
   CHECK(in.ledger_jsonl.empty());
   CHECK(in.journal_jsonl.empty());
-  CHECK(read_run_dir(dir / "missing").history.empty());
+}
+
+TEST_CASE("chaos run dir: a missing, odd or unreadable input is an error "
+          "naming it") {
+  run_dir d;
+  using setup = std::function<void(const run_dir&)>;
+  auto [what, make, error] = GENERATE(table<std::string, setup, std::string>({
+    {"client.log missing",
+     [](const run_dir& d) { fs::remove(d.dir / "client.log"); },
+     "{client.log} is missing (a run writes it; is {} a run directory?)"},
+    {"history missing", [](const run_dir& d) { fs::remove(d.dir / "history"); },
+     "{history} is missing (a run writes it; is {} a run directory?)"},
+    {"history a file",
+     [](const run_dir& d) {
+       fs::remove(d.dir / "history");
+       std::ofstream{d.dir / "history"};
+     },
+     "{history} is a regular file, not a directory"},
+    {"a directory for ledger.jsonl",
+     [](const run_dir& d) {
+       fs::remove(d.dir / "ledger.jsonl");
+       fs::create_directory(d.dir / "ledger.jsonl");
+     },
+     "{ledger.jsonl} is a directory, not a regular file"},
+    {"a FIFO for journal.jsonl",
+     [](const run_dir& d) {
+       fs::remove(d.dir / "journal.jsonl");
+       REQUIRE(::mkfifo((d.dir / "journal.jsonl").c_str(), 0600) == 0);
+     },
+     "{journal.jsonl} is a FIFO, not a regular file"},
+    {"a link to a FIFO for a history file",
+     [](const run_dir& d) {
+       REQUIRE(::mkfifo((d.dir / "fifo").c_str(), 0600) == 0);
+       fs::create_symlink(d.dir / "fifo", d.dir / "history" / "node-1.1.jsonl");
+     },
+     "{history/node-1.1.jsonl} is a FIFO, not a regular file"},
+    {"a directory for a history file",
+     [](const run_dir& d) {
+       fs::create_directory(d.dir / "history" / "node-1.1.jsonl");
+     },
+     "{history/node-1.1.jsonl} is a directory, not a regular file"},
+    {"a dangling link for a history file",
+     [](const run_dir& d) {
+       fs::create_symlink(d.dir / "gone", d.dir / "history" / "node-1.1.jsonl");
+     },
+     "{history/node-1.1.jsonl} is a link to nothing"},
+  }));
+  CAPTURE(what);
+  make(d);
+  auto read = read_run_dir(d.dir);
+  // `{name}` is DIR/name, `{}` DIR.
+  auto open = error.find('{');
+  auto close = error.find('}');
+  auto want = error.substr(0, open)
+              + d.named(error.substr(open + 1, close - open - 1))
+              + error.substr(close + 1);
+  if (auto i = want.find("{}"); i != std::string::npos)
+    want.replace(i, 2, d.dir.string());
+  CHECK(read.errors == std::vector<std::string>{want});
+}
+
+TEST_CASE("chaos run dir: a file that cannot be read is an error") {
+  run_dir d;
+  auto nemesis = d.dir / "nemesis.jsonl";
+  std::string why;
+  if (::geteuid() == 0) {
+    // Root opens any file; /proc/self/mem is a regular file whose offset 0
+    // (unmapped) cannot be read.
+    fs::remove(nemesis);
+    fs::create_symlink("/proc/self/mem", nemesis);
+    why = "Input/output error";
+  } else {
+    fs::permissions(nemesis, fs::perms::none);
+    why = "Permission denied";
+  }
+  auto read = read_run_dir(d.dir);
+  CHECK(read.errors
+        == std::vector<std::string>{d.named("nemesis.jsonl")
+                                    + " cannot be read: " + why});
+}
+
+TEST_CASE("chaos run dir: a directory that is not there is named") {
+  auto read = read_run_dir("/nonexistent/chaos-run");
+  CHECK(read.errors
+        == std::vector<std::string>{"/nonexistent/chaos-run is not a "
+                                    "directory"});
 }
