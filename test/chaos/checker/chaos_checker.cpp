@@ -6,6 +6,8 @@
 #include <charconv>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "chaos_checks.hpp"
 #include "chaos_intervals.hpp"
 
@@ -105,9 +107,14 @@ private:
   check_result wrap(verdict::check c) {
     check_result out{std::move(c), 0, {}};
     out.violations = violations_of(out.check);
-    for (auto& p : out.check.problems)
+    // The demo verdict may quote a line's bytes (a malformed client.log
+    // line); its problems reach a terminal, so they are made printable.
+    for (auto& p : out.check.problems) {
       if (auto at = locate(h_, p))
         out.offenses.push_back(std::move(*at));
+      p = printable(p);
+    }
+    out.check.summary = printable(out.check.summary);
     return out;
   }
 
@@ -136,6 +143,29 @@ std::map<std::string, uint64_t> count_faults(const chaos_history& h) {
     }
   }
   return out;
+}
+
+// The demo verdict's `records` check `c` with the chaos side's malformed
+// lines of its files added (unlocated, listed after its own).
+check_result with_problems(check_result c,
+                           const std::vector<std::string>& problems) {
+  if (problems.empty())
+    return c;
+  auto& listed = c.check.problems;
+  // Reopens a list closed with `... and N more`.
+  if (!listed.empty() && listed.back().starts_with("... and "))
+    listed.pop_back();
+  c.violations += problems.size();
+  for (auto& p : problems)
+    if (listed.size() < verdict::max_problems)
+      listed.push_back(p);
+  if (c.violations > listed.size())
+    listed.push_back(
+      fmt::format("... and {} more", c.violations - listed.size()));
+  c.check.ok = false;
+  c.check.summary
+    = verdict::counted(c.violations, "malformed line", "malformed lines");
+  return c;
 }
 
 size_t count_groups(const std::vector<instance>& xs) {
@@ -214,7 +244,8 @@ chaos_report check_run(const chaos_input& in) {
   auto shards = by_shard(xs.entities);
   std::vector<check_result> checks;
   checks.push_back(check_history_records(h, process_problems, s));
-  checks.push_back(demo.take("records", "store records"));
+  checks.push_back(
+    with_problems(demo.take("records", "store records"), h.store_problems));
   checks.push_back(check_token_owners(h, s));
   checks.push_back(demo.take("fencing", "I1(b) fencing"));
   checks.push_back(check_acting(xs.singletons, singleton_acting));
@@ -226,6 +257,7 @@ chaos_report check_run(const chaos_input& in) {
   checks.push_back(check_store_writers(h, s));
   checks.push_back(check_conflicts(h));
   checks.push_back(check_guarded_writes(processes, xs, s));
+  checks.push_back(check_stamped_writes(h, s));
   checks.push_back(demo.take("acked deposits", "I3 acked deposits"));
   checks.push_back(demo.take("no phantom deposits", "I3 no phantom deposits"));
   checks.push_back(demo.take("balances", "I3 balances"));

@@ -21,8 +21,11 @@
 /// The checks, in report order:
 /// - `history records`: every line of the history files and nemesis.jsonl
 ///   parses (a cut last line of a history file is ignored and counted),
-///   every history file has its node_start in nemesis.jsonl, every journal
-///   `writer` is a string; `store records`: the demo verdict's `records`.
+///   every history file has its node_start in nemesis.jsonl and every
+///   node_start its history file, no node and start number has two
+///   node_starts, every journal `writer` is a string; `store records`: the
+///   demo verdict's `records`, and no line of client.log, ledger.jsonl or
+///   journal.jsonl has a stamp of 0 or less.
 /// - `I1(a) one owner per token`: the accepted ledger records of one token
 ///   all name one owner.
 /// - `I1(b) fencing`: the demo verdict's (accepted tokens never decrease in
@@ -41,8 +44,25 @@
 ///   lease_released of its process with its token (tokens are etcd
 ///   revisions, unique across leases); no write is stamped after its own
 ///   instance's stop, and none by a process with no started instance of
-///   that incarnation. `I3 acked deposits`, `I3 no phantom deposits`, `I3
-///   balances`: the demo verdict's.
+///   that incarnation.
+/// - `I3 stamped store writes`: the other direction, from the store to the
+///   nodes. Every accepted ledger record (owner, token, seq) has a
+///   ledger_write with that token and seq in the history of the process
+///   whose address is the owner, stamped no later than the store's line;
+///   every applied journal entry with a `writer` (`<address>/<incarnation>`)
+///   has a deposit_write of that incarnation and deposit id in that
+///   address' history, stamped no later than the store's line. A record
+///   without its stamp is a write that went around the guard (or a history
+///   that lost lines), which `I3 guarded writes` cannot see: it only judges
+///   the writes the nodes stamped. A separate check, not folded into
+///   `I3 guarded writes`, because it reads the store's files and fails for
+///   another reason. A history file's cut last line is a lost write: a
+///   record whose stamp could be that line (the file of its address is cut
+///   and its last whole line is stamped no later than the record) is not a
+///   violation and is counted as unmatched because the history was cut
+///   (each cut line excuses one record); with no cut file it is.
+/// - `I3 acked deposits`, `I3 no phantom deposits`, `I3 balances`: the demo
+///   verdict's.
 /// - `I4 recovery`: nemesis.jsonl has a probe_start; after it every account
 ///   the client ever sent to got an acknowledged deposit that was sent at
 ///   or after probe_start, and the ledger accepted a record stamped at or
@@ -128,6 +148,11 @@ struct chaos_summary {
   /// (I2 store writers).
   uint64_t writer_runs = 0;
   uint64_t unattributed = 0;
+  /// Store records matched to the nodes' stamps (I3 stamped store writes:
+  /// accepted ledger records and applied deposits with a writer), and those
+  /// of them left unmatched because their writer's history was cut.
+  uint64_t store_records = 0;
+  uint64_t unmatched_cut = 0;
   /// Accounts the probe covered (I4).
   uint64_t probed_accounts = 0;
   /// From nemesis_end to the last first success after probe_start; nullopt
@@ -162,8 +187,16 @@ chaos_report check_run(const chaos_input& in);
 /// The report for people: the checks as demo::verdict::render words them
 /// (`PASS name: summary`, problems indented, the deposits line), then the
 /// summary lines (`operations: ...`, `faults injected: ...`, `invariants
-/// checked: ...`, `recovery: ...`, `violations: N`), then `verdict: PASS`
-/// or `verdict: FAIL (n of m checks failed)`; each line ends in a newline.
+/// checked: ...`, `history: ...`, `recovery: ...`, `violations: N`), then
+/// `verdict: PASS` or `verdict: FAIL (n of m checks failed)`; each line
+/// ends in a newline.
 std::string render(const chaos_report& r);
+
+/// How to run the same schedule again, from nemesis.jsonl's run_start:
+/// `replay the same schedule: troupe-chaos --seed 7 --nodes 2 --duration
+/// 60s --dir <a new directory>` (`seed` 0: run_start's). Without a
+/// run_start: `no replay: nemesis.jsonl has no run_start (the run's seed,
+/// nodes and duration)`. One line, ending in a newline.
+std::string render_replay(const chaos_history& h, uint64_t seed = 0);
 
 } // namespace troupe::chaos

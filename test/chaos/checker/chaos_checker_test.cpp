@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chaos_checker.hpp"
@@ -375,7 +376,7 @@ TEST_CASE("chaos checker: a clean run passes every check") {
   auto r = check_run(run{}.input());
   INFO(render(r));
   CHECK(r.passed());
-  CHECK(r.verdict.checks.size() == 21);
+  CHECK(r.verdict.checks.size() == 22);
   CHECK(r.offenses.empty());
   CHECK_FALSE(r.first_offense());
   auto& s = r.summary;
@@ -390,6 +391,8 @@ TEST_CASE("chaos checker: a clean run passes every check") {
   CHECK(s.ledger_writes == 4);
   CHECK(s.deposit_writes == 5);
   CHECK(s.probed_accounts == 2);
+  CHECK(s.store_records == 9);
+  CHECK(s.unmatched_cut == 0);
   REQUIRE(s.recovery);
   CHECK(*s.recovery == std::chrono::milliseconds{2010});
   auto text = render(r);
@@ -414,8 +417,13 @@ TEST_CASE("chaos checker: a clean run passes every check") {
                      "invariants checked: I1 over 2 tokens and 2 singleton "
                      "instances; I2 over 3 entity incarnations of 2 accounts "
                      "and 2 shards, 3 store writer runs; I3 over 4 ledger "
-                     "writes and 5 deposit writes; I4 over 2 probed "
-                     "accounts\n"));
+                     "writes, 5 deposit writes and 9 store records; I4 over "
+                     "2 probed accounts\n"));
+  CHECK_THAT(text, Catch::Contains(
+                     "PASS I3 stamped store writes: 4 accepted ledger records "
+                     "and 5 applied deposits with a writer, each stamped by "
+                     "its writer's process no later than the store's line (0 "
+                     "unmatched because the history was cut)\n"));
   CHECK_THAT(text, Catch::Contains("recovery: 2.010 s\n"));
   CHECK_THAT(text, Catch::EndsWith("violations: 0\nverdict: PASS\n"));
   CHECK(render_first_violation(r).empty());
@@ -446,12 +454,12 @@ TEST_CASE("chaos checker: planted violations are each caught by their check "
        "instances of scheduler acting"},
       {"same token two owners",
        [](run& r) { r.ledger.record(11.02, 8, 3, a3); },
-       {"I1(a) one owner per token"},
+       {"I1(a) one owner per token", "I3 stamped store writes"},
        "ledger.jsonl line 5: token 8 accepted from 10.77.0.1:2552#3 but line "
        "3 had it from 10.77.0.2:2552#2"},
       {"stale token accepted",
        [](run& r) { r.ledger.record(11.5, 5, 3, a1); },
-       {"I1(b) fencing"},
+       {"I1(b) fencing", "I3 stamped store writes"},
        "ledger.jsonl line 5: accepted token 5 after token 8 (line 4)"},
       {"ledger_write after lease_lost",
        [](run& r) { r.n2.at(10.5, lease_lost(8)); },
@@ -511,7 +519,7 @@ TEST_CASE("chaos checker: planted violations are each caught by their check "
          r.client.sent(11.5, "d5", "acct-1", 1);
          r.journal.applied(11.6, "acct-1", "d5", 1, 3, 8, a1 + "/1");
        },
-       {"I2 store writers"},
+       {"I2 store writers", "I3 stamped store writes"},
        "journal.jsonl line 6: acct-1 applied from 10.77.0.1:2552#1/1 again "
        "after 10.77.0.2:2552#2/2 (its run ended at line 1)"},
       {"a conflict",
@@ -579,6 +587,109 @@ TEST_CASE("chaos checker: planted violations are each caught by their check "
        {"history records"},
        "history/node-1.2.jsonl: no node_start of node-1 start 2 in "
        "nemesis.jsonl"},
+      {"a node_start without its history file",
+       [](run& r) {
+         r.nemesis.at(11.0, "node_start", proc("node-3", 131) + R"(,"start":1)");
+       },
+       {"history records"},
+       "nemesis.jsonl line 11: node_start of node-3 start 1, but "
+       "history/node-3.1.jsonl is missing"},
+      {"a node_start of the same node and start twice",
+       [](run& r) {
+         r.nemesis.at(6.5, "node_start", proc("node-1", 121) + R"(,"start":2)");
+       },
+       {"history records"},
+       "nemesis.jsonl line 7: node_start of node-1 start 2 again (line 6 had "
+       "it)"},
+      {"a history line of 200000 brackets",
+       [](run& r) { r.n2.lines.add(3.5, std::string(200000, '[')); },
+       {"history records"},
+       "history/node-2.1.jsonl line 4: not JSON (Invalid value.)"},
+      {"a nemesis line of 200000 nested arrays",
+       [](run& r) {
+         r.nemesis.lines.add(6.5, std::string(200000, '[')
+                                    + std::string(200000, ']'));
+       },
+       {"history records"},
+       "nemesis.jsonl line 7: not a JSON object"},
+      {"a negative stamp in a history file",
+       [](run& r) {
+         r.n2.lines.add(3.5, R"({"mono_ns":-5,"node":"node-2",)"
+                             R"("address":"10.77.0.2:2552#2",)"
+                             R"("event":"node_started"})");
+       },
+       {"history records"},
+       "history/node-2.1.jsonl line 4: mono_ns -5 is not a CLOCK_MONOTONIC "
+       "stamp (> 0)"},
+      {"a negative stamp in nemesis.jsonl",
+       [](run& r) {
+         r.nemesis.lines.add(6.5, R"({"mono_ns":-1,"op":"etcd_stop"})");
+       },
+       {"history records"},
+       "nemesis.jsonl line 7: mono_ns -1 is not a CLOCK_MONOTONIC stamp (> "
+       "0)"},
+      {"a negative stamp in ledger.jsonl",
+       [](run& r) {
+         demo::store::ledger_decision d;
+         d.accepted = true;
+         r.ledger.lines.add(
+           11.5, demo::store::format_ledger_line({-7, {}}, {8, 3, a2}, d));
+       },
+       {"store records"},
+       "ledger.jsonl line 5: mono_ns -7 is not a CLOCK_MONOTONIC stamp (> "
+       "0)"},
+      {"an escape sequence and a CR in a history line",
+       [](run& r) {
+         r.n2.lines.add(3.5, R"({"mono_ns":1,"node":"node-2",)"
+                             R"("address":"x","event":"\u001b[2J\r"})");
+       },
+       {"history records"},
+       R"(history/node-2.1.jsonl line 4: unknown event "\x1b[2J\r")"},
+      {"a C1 control and a byte that is not UTF-8 in a history line",
+       [](run& r) {
+         r.n2.lines.add(3.5, "{\"mono_ns\":1,\"node\":\"node-\xc2\x9b\xff\","
+                             "\"address\":\"x\",\"event\":\"node_started\"}");
+       },
+       {"history records"},
+       R"(history/node-2.1.jsonl line 4: node "node-\xc2\x9b\xff" in a file )"
+       R"(of node-2)"},
+      {"an escape sequence and a CR in client.log",
+       [](run& r) { r.client.lines.add(3.5, "\x1b[2Jboom\r"); },
+       {"store records"},
+       R"(client.log line 5: malformed: "\x1b[2Jboom\r")"},
+      {"a ledger record no node stamped",
+       [](run& r) {
+         r.ledger.record(11.5, 8, 3, a2);
+       },
+       {"I3 stamped store writes"},
+       "ledger.jsonl line 5: accepted token 8 seq 3 of 10.77.0.2:2552#2, "
+       "which no node stamped"},
+      {"a ledger record stamped only after the store's line",
+       [](run& r) {
+         r.ledger.lines.remove(11.01);
+         r.ledger.record(10.9, 8, 2, a2);
+       },
+       {"I3 stamped store writes"},
+       "ledger.jsonl line 4: accepted token 8 seq 2 of 10.77.0.2:2552#2, "
+       "which its node stamped only after it (history/node-2.1.jsonl line "
+       "11)"},
+      {"an applied deposit no node stamped",
+       [](run& r) {
+         r.client.sent(11.5, "d9", "acct-2", 1);
+         r.client.acked(11.7, "d9", "acct-2", 1, 4);
+         r.journal.applied(11.6, "acct-2", "d9", 1, 4, 18, a2 + "/1");
+       },
+       {"I3 stamped store writes"},
+       "journal.jsonl line 6: applied d9 of acct-2 from "
+       "10.77.0.2:2552#2/1, which no node stamped"},
+      {"an applied deposit stamped by another incarnation",
+       [](run& r) {
+         r.journal.lines.remove(10.21);
+         r.journal.applied(10.21, "acct-1", "d3", 2, 2, 7, a2 + "/1");
+       },
+       {"I3 stamped store writes"},
+       "journal.jsonl line 3: applied d3 of acct-1 from "
+       "10.77.0.2:2552#2/1, which no node stamped"},
     }));
   CAPTURE(bug);
   auto report = check_planted(plant);
@@ -618,9 +729,12 @@ TEST_CASE("chaos checker: a cut last line is counted, not reported") {
   CHECK(report.summary.cut_lines == 1);
   CHECK(check_named(report, "history records").summary
         == "every line of 3 history files and nemesis.jsonl parses (1 cut "
-           "last line ignored), each file has its node_start");
+           "last line ignored), each file has its node_start and each "
+           "node_start its file");
   CHECK_THAT(render(report),
-             Catch::Contains("history: 3 files, 1 cut last line ignored\n"));
+             Catch::Contains("history: 3 files, 1 cut last line ignored, 0 "
+                             "store records unmatched because the history "
+                             "was cut\n"));
 }
 
 TEST_CASE("chaos intervals: an uninterrupted lifetime ends at the stop or "
@@ -749,22 +863,242 @@ TEST_CASE("chaos history: a field of the wrong type or missing is named") {
           "history/node-1.x.jsonl: the name is not <node>.<start>.jsonl"});
 }
 
-TEST_CASE("chaos run dir: the files are read by name, missing ones empty") {
-  namespace fs = std::filesystem;
-  auto dir = fs::temp_directory_path()
-             / fmt::format("chaos_checker_test_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir / "history");
-  std::ofstream{dir / "history" / "node-1.1.jsonl"} << "one\n";
-  std::ofstream{dir / "history" / "notes.txt"} << "skipped\n";
-  std::ofstream{dir / "nemesis.jsonl"} << "two\n";
-  auto in = read_run_dir(dir);
-  fs::remove_all(dir);
+TEST_CASE("chaos checker: a store record whose stamp a cut last line may "
+          "hold is counted, not a violation") {
+  auto [what, plant, passes, unmatched]
+    = GENERATE(table<std::string, std::function<void(run&)>, bool, uint64_t>({
+      {"one record after the cut line",
+       [](run& r) {
+         r.ledger.record(11.5, 8, 3, a2);
+         r.n2.cut_tail = R"({"mono_ns":111400000000,"node":"no)";
+       },
+       true, 1},
+      {"a deposit after the cut line",
+       [](run& r) {
+         r.client.sent(11.5, "d9", "acct-2", 1);
+         r.client.acked(11.7, "d9", "acct-2", 1, 4);
+         r.journal.applied(11.6, "acct-2", "d9", 1, 4, 18, a2 + "/1");
+         r.n2.cut_tail = R"({"mono_ns":111400000000,"node":"no)";
+       },
+       true, 1},
+      {"two records, one cut line",
+       [](run& r) {
+         r.ledger.record(11.5, 8, 3, a2);
+         r.ledger.record(11.6, 8, 4, a2);
+         r.n2.cut_tail = R"({"mono_ns":111400000000,"node":"no)";
+       },
+       false, 1},
+      {"a record before the file's last whole line",
+       [](run& r) {
+         r.ledger.lines.remove(11.01);
+         r.ledger.record(10.9, 8, 2, a2);
+         r.n2.cut_tail = R"({"mono_ns":111400000000,"node":"no)";
+       },
+       false, 0},
+      {"the cut file is another process'",
+       [](run& r) {
+         r.ledger.record(11.5, 8, 3, a2);
+         r.n1b.cut_tail = R"({"mono_ns":111400000000,"node":"no)";
+       },
+       false, 0},
+    }));
+  CAPTURE(what);
+  auto report = check_planted(plant);
+  INFO(render(report));
+  CHECK(check_named(report, "I3 stamped store writes").ok == passes);
+  CHECK(report.summary.unmatched_cut == unmatched);
+  CHECK_THAT(render(report), Catch::Contains(fmt::format(
+                               "{} unmatched because the history was cut",
+                               demo::verdict::counted(unmatched, "store record",
+                                                      "store records"))));
+}
+
+TEST_CASE("chaos checker: a violation at an unparseable line is said to have "
+          "no timeline") {
+  auto [what, plant, words]
+    = GENERATE(table<std::string, std::function<void(run&)>, std::string>({
+      {"a history line that is not JSON",
+       [](run& r) { r.n2.lines.add(3.5, std::string(200000, '[')); },
+       "first violation: history records\n(the violation is at an "
+       "unparseable line: no stamped events around it)\n"},
+      {"a client.log line that does not parse",
+       [](run& r) { r.client.lines.add(3.5, "boom"); },
+       "first violation: store records\n(the violation is at an unparseable "
+       "line: no stamped events around it)\n"},
+      {"no probe_start", [](run& r) { r.nemesis.lines.remove(10.0); },
+       "first violation: I4 recovery\n(the violation names no stamped "
+       "event: no timeline around it)\n"},
+    }));
+  CAPTURE(what);
+  auto report = check_planted(plant);
+  REQUIRE_FALSE(report.first_offense());
+  CHECK(render_first_violation(report) == words);
+}
+
+TEST_CASE("chaos checker: the replay line comes from run_start, or says "
+          "there is none") {
+  run r;
+  CHECK(render_replay(parse_run(r.input()))
+        == "replay the same schedule: troupe-chaos --seed 7 --nodes 2 "
+           "--duration 60s --dir <a new directory>\n");
+  CHECK(render_replay(parse_run(r.input()), 9)
+        == "replay the same schedule: troupe-chaos --seed 9 --nodes 2 "
+           "--duration 60s --dir <a new directory>\n");
+  r.nemesis.lines.remove(0);
+  CHECK(render_replay(parse_run(r.input()))
+        == "no replay: nemesis.jsonl has no run_start (the run's seed, nodes "
+           "and duration)\n");
+}
+
+TEST_CASE("chaos history: printable escapes control characters and bytes "
+          "that are not UTF-8") {
+  auto [raw, shown] = GENERATE(table<std::string, std::string>({
+    {"acct-1 ok", "acct-1 ok"},
+    {"\x1b[31mred\r\n\t", R"(\x1b[31mred\r\n\t)"},
+    {"a\\b", R"(a\\b)"},
+    {"\x7f\x01", R"(\x7f\x01)"},
+    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82",
+     "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82"},
+    {"\xc2\x9b"
+     "2J",
+     R"(\xc2\x9b2J)"},
+    {"\xff\xc3", R"(\xff\xc3)"},
+    {"\xc0\xaf", R"(\xc0\xaf)"},
+    {"\xed\xa0\x80", R"(\xed\xa0\x80)"},
+    {"\xf4\x90\x80\x80", R"(\xf4\x90\x80\x80)"},
+  }));
+  CAPTURE(raw);
+  CHECK(printable(raw) == shown);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh run directory with every file a run writes.
+struct run_dir {
+  fs::path dir = fs::temp_directory_path()
+                 / fmt::format("chaos_checker_test_{}", ::getpid());
+
+  run_dir() {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "history");
+    for (auto name :
+         {"nemesis.jsonl", "client.log", "ledger.jsonl", "journal.jsonl"})
+      std::ofstream{dir / name};
+  }
+
+  ~run_dir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  std::string named(const std::string& rest) const {
+    return (dir / rest).string();
+  }
+};
+
+} // namespace
+
+TEST_CASE("chaos run dir: the files are read by name") {
+  run_dir d;
+  std::ofstream{d.dir / "history" / "node-1.1.jsonl"} << "one\n";
+  std::ofstream{d.dir / "history" / "notes.txt"} << "skipped\n";
+  fs::create_directory(d.dir / "history" / "old");
+  std::ofstream{d.dir / "nemesis.jsonl"} << "two\n";
+  auto read = read_run_dir(d.dir);
+  CHECK(read.errors.empty());
+  auto& in = read.input;
   CHECK(in.history
         == std::map<std::string, std::string>{{"node-1.1.jsonl", "one\n"}});
   CHECK(in.nemesis_jsonl == "two\n");
   CHECK(in.client_log.empty());
   CHECK(in.ledger_jsonl.empty());
   CHECK(in.journal_jsonl.empty());
-  CHECK(read_run_dir(dir / "missing").history.empty());
+}
+
+TEST_CASE("chaos run dir: a missing, odd or unreadable input is an error "
+          "naming it") {
+  run_dir d;
+  using setup = std::function<void(const run_dir&)>;
+  auto [what, make, error] = GENERATE(table<std::string, setup, std::string>({
+    {"client.log missing",
+     [](const run_dir& d) { fs::remove(d.dir / "client.log"); },
+     "{client.log} is missing (a run writes it; is {} a run directory?)"},
+    {"history missing", [](const run_dir& d) { fs::remove(d.dir / "history"); },
+     "{history} is missing (a run writes it; is {} a run directory?)"},
+    {"history a file",
+     [](const run_dir& d) {
+       fs::remove(d.dir / "history");
+       std::ofstream{d.dir / "history"};
+     },
+     "{history} is a regular file, not a directory"},
+    {"a directory for ledger.jsonl",
+     [](const run_dir& d) {
+       fs::remove(d.dir / "ledger.jsonl");
+       fs::create_directory(d.dir / "ledger.jsonl");
+     },
+     "{ledger.jsonl} is a directory, not a regular file"},
+    {"a FIFO for journal.jsonl",
+     [](const run_dir& d) {
+       fs::remove(d.dir / "journal.jsonl");
+       REQUIRE(::mkfifo((d.dir / "journal.jsonl").c_str(), 0600) == 0);
+     },
+     "{journal.jsonl} is a FIFO, not a regular file"},
+    {"a link to a FIFO for a history file",
+     [](const run_dir& d) {
+       REQUIRE(::mkfifo((d.dir / "fifo").c_str(), 0600) == 0);
+       fs::create_symlink(d.dir / "fifo", d.dir / "history" / "node-1.1.jsonl");
+     },
+     "{history/node-1.1.jsonl} is a FIFO, not a regular file"},
+    {"a directory for a history file",
+     [](const run_dir& d) {
+       fs::create_directory(d.dir / "history" / "node-1.1.jsonl");
+     },
+     "{history/node-1.1.jsonl} is a directory, not a regular file"},
+    {"a dangling link for a history file",
+     [](const run_dir& d) {
+       fs::create_symlink(d.dir / "gone", d.dir / "history" / "node-1.1.jsonl");
+     },
+     "{history/node-1.1.jsonl} is a link to nothing"},
+  }));
+  CAPTURE(what);
+  make(d);
+  auto read = read_run_dir(d.dir);
+  // `{name}` is DIR/name, `{}` DIR.
+  auto open = error.find('{');
+  auto close = error.find('}');
+  auto want = error.substr(0, open)
+              + d.named(error.substr(open + 1, close - open - 1))
+              + error.substr(close + 1);
+  if (auto i = want.find("{}"); i != std::string::npos)
+    want.replace(i, 2, d.dir.string());
+  CHECK(read.errors == std::vector<std::string>{want});
+}
+
+TEST_CASE("chaos run dir: a file that cannot be read is an error") {
+  run_dir d;
+  auto nemesis = d.dir / "nemesis.jsonl";
+  std::string why;
+  if (::geteuid() == 0) {
+    // Root opens any file; /proc/self/mem is a regular file whose offset 0
+    // (unmapped) cannot be read.
+    fs::remove(nemesis);
+    fs::create_symlink("/proc/self/mem", nemesis);
+    why = "Input/output error";
+  } else {
+    fs::permissions(nemesis, fs::perms::none);
+    why = "Permission denied";
+  }
+  auto read = read_run_dir(d.dir);
+  CHECK(read.errors
+        == std::vector<std::string>{d.named("nemesis.jsonl")
+                                    + " cannot be read: " + why});
+}
+
+TEST_CASE("chaos run dir: a directory that is not there is named") {
+  auto read = read_run_dir("/nonexistent/chaos-run");
+  CHECK(read.errors
+        == std::vector<std::string>{"/nonexistent/chaos-run is not a "
+                                    "directory"});
 }

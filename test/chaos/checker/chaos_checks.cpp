@@ -3,8 +3,10 @@
 #include "chaos_checks.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -17,8 +19,9 @@ using demo::verdict::counted;
 // ` (writer W)` when the journal line names one.
 std::string writer_words(const chaos_history& h, size_t line) {
   auto i = h.journal_writers.find(line);
-  return i == h.journal_writers.end() ? ""
-                                      : fmt::format(" (writer {})", i->second);
+  return i == h.journal_writers.end()
+           ? ""
+           : fmt::format(" (writer {})", printable(i->second));
 }
 
 const nemesis_event* first_op(const chaos_history& h, nemesis_op op) {
@@ -61,7 +64,7 @@ check_history_records(const chaos_history& h,
   s.cut_lines = h.cut_lines();
   auto summary = fmt::format(
     "every line of {} and {} parses ({} ignored), each file has its "
-    "node_start",
+    "node_start and each node_start its file",
     counted(s.history_files, "history file", "history files"),
     file_names::nemesis,
     counted(s.cut_lines, "cut last line", "cut last lines"));
@@ -82,8 +85,9 @@ check_result check_token_owners(const chaos_history& h, chaos_summary& s) {
     if (!fresh && i->second->owner != e.owner)
       c.fail(fmt::format("{} line {}: token {} accepted from {} but line {} "
                          "had it from {}",
-                         file_names::ledger, e.line, e.token, e.owner,
-                         i->second->line, i->second->owner),
+                         file_names::ledger, e.line, e.token,
+                         printable(e.owner), i->second->line,
+                         printable(i->second->owner)),
              ref(e));
   }
   s.tokens = first.size();
@@ -123,8 +127,9 @@ check_result check_store_writers(const chaos_history& h, chaos_summary& s) {
       if (auto i = a.earlier.find(w->second); i != a.earlier.end())
         c.fail(fmt::format("{} line {}: {} applied from {} again after {} "
                            "(its run ended at line {})",
-                           file_names::journal, e.line, e.account, w->second,
-                           a.current, i->second),
+                           file_names::journal, e.line, printable(e.account),
+                           printable(w->second), printable(a.current),
+                           i->second),
                ref(e));
       a.current = w->second;
     }
@@ -148,8 +153,9 @@ check_result check_conflicts(const chaos_history& h) {
     if (e.outcome == "conflict")
       c.fail(fmt::format("{} line {}: {} refused deposit {} as a conflict "
                          "(expected seq {}, the account at seq {}){}",
-                         file_names::journal, e.line, e.account, e.deposit,
-                         e.expected_seq, e.seq, writer_words(h, e.line)),
+                         file_names::journal, e.line, printable(e.account),
+                         printable(e.deposit), e.expected_seq, e.seq,
+                         writer_words(h, e.line)),
              ref(e));
   auto summary = fmt::format(
     "no conflict among {}",
@@ -205,6 +211,155 @@ check_result check_guarded_writes(const std::vector<process_record>& ps,
   return std::move(c).finish(std::move(summary));
 }
 
+namespace {
+
+// The stamps a store record must have (see check_stamped_writes): the
+// nodes' ledger_writes by (address, token, seq) and deposit_writes by
+// (address, incarnation, deposit), and which cut files excused a record.
+class stamp_index {
+public:
+  using ledger_key = std::tuple<std::string, uint64_t, uint64_t>;
+  using deposit_key = std::tuple<std::string, uint64_t, std::string>;
+
+  explicit stamp_index(const chaos_history& h) {
+    using kind = node_event_kind;
+    for (auto& f : h.files) {
+      by_address_[f.address].push_back(&f);
+      for (auto& e : f.events)
+        if (e.kind == kind::ledger_write)
+          ledger_[{f.address, e.token, e.seq}].push_back({&f, &e});
+        else if (e.kind == kind::deposit_write)
+          deposit_[{f.address, e.incarnation, e.deposit}].push_back({&f, &e});
+    }
+  }
+
+  // Empty when `address`' history has a matching stamp at or before
+  // `mono_ns`, or when its cut last line may have held it; else why not.
+  std::string ledger_fault(const ledger_key& k, int64_t mono_ns) {
+    return fault(ledger_.find(k), ledger_.end(), std::get<0>(k), mono_ns);
+  }
+
+  std::string deposit_fault(const deposit_key& k, int64_t mono_ns) {
+    return fault(deposit_.find(k), deposit_.end(), std::get<0>(k), mono_ns);
+  }
+
+  size_t cut_excused() const noexcept {
+    return excused_.size();
+  }
+
+private:
+  struct stamp {
+    const history_file* file;
+    const node_event* event;
+  };
+
+  template <class Iterator>
+  std::string fault(Iterator i, Iterator end, const std::string& address,
+                    int64_t mono_ns) {
+    const stamp* later = nullptr;
+    if (i != end)
+      for (auto& x : i->second) {
+        if (x.event->mono_ns <= mono_ns)
+          return {};
+        if (later == nullptr)
+          later = &x;
+      }
+    if (excuse_cut(address, mono_ns))
+      return {};
+    if (later != nullptr)
+      return fmt::format("which its node stamped only after it ({} line {})",
+                         later->file->path(), later->event->line);
+    return "which no node stamped";
+  }
+
+  // A file of `address` whose cut last line, written after its last whole
+  // line and before `mono_ns`, may have been the stamp; each excuses one.
+  bool excuse_cut(const std::string& address, int64_t mono_ns) {
+    auto i = by_address_.find(address);
+    if (i == by_address_.end())
+      return false;
+    for (auto* f : i->second)
+      if (f->cut_last_line && !excused_.contains(f)
+          && (f->events.empty() || f->events.back().mono_ns <= mono_ns)) {
+        excused_.insert(f);
+        return true;
+      }
+    return false;
+  }
+
+  std::map<ledger_key, std::vector<stamp>> ledger_;
+  std::map<deposit_key, std::vector<stamp>> deposit_;
+  std::map<std::string, std::vector<const history_file*>> by_address_;
+  std::set<const history_file*> excused_;
+};
+
+// Splits a writer id `<address>/<incarnation>`; false for another shape.
+bool split_writer(const std::string& writer, std::string& address,
+                  uint64_t& incarnation) {
+  auto slash = writer.rfind('/');
+  if (slash == std::string::npos || slash == 0)
+    return false;
+  auto digits = std::string_view{writer}.substr(slash + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(),
+                                   incarnation);
+  if (digits.empty() || ec != std::errc{}
+      || end != digits.data() + digits.size())
+    return false;
+  address = writer.substr(0, slash);
+  return true;
+}
+
+} // namespace
+
+check_result check_stamped_writes(const chaos_history& h, chaos_summary& s) {
+  check_builder c{"I3 stamped store writes"};
+  stamp_index stamps{h};
+  size_t records = 0;
+  for (auto& e : h.ledger) {
+    if (!e.accepted)
+      continue;
+    ++records;
+    auto why = stamps.ledger_fault({e.owner, e.token, e.seq}, e.mono_ns);
+    if (!why.empty())
+      c.fail(fmt::format("{} line {}: accepted token {} seq {} of {}, {}",
+                         file_names::ledger, e.line, e.token, e.seq,
+                         printable(e.owner), why),
+             ref(e));
+  }
+  size_t deposits = 0;
+  for (auto& e : h.journal) {
+    auto w = h.journal_writers.find(e.line);
+    if (e.outcome != "applied" || w == h.journal_writers.end())
+      continue;
+    ++deposits;
+    std::string address;
+    uint64_t incarnation = 0;
+    auto why
+      = split_writer(w->second, address, incarnation)
+          ? stamps.deposit_fault({address, incarnation, e.deposit}, e.mono_ns)
+          : std::string{"not a writer id <address>/<incarnation>"};
+    if (!why.empty())
+      c.fail(fmt::format("{} line {}: applied {} of {} from {}, {}",
+                         file_names::journal, e.line, printable(e.deposit),
+                         printable(e.account), printable(w->second), why),
+             ref(e));
+  }
+  s.store_records = records + deposits;
+  s.unmatched_cut = stamps.cut_excused();
+  auto summary = fmt::format(
+    "{} and {}, each stamped by its writer's process no later than the "
+    "store's line ({} unmatched because the history was cut)",
+    counted(records, "accepted ledger record", "accepted ledger records"),
+    counted(deposits, "applied deposit with a writer",
+            "applied deposits with a writer"),
+    s.unmatched_cut);
+  if (!c.ok())
+    summary
+      = fmt::format("{} that no node stamped before the store's line",
+                    counted(c.violations(), "store record", "store records"));
+  return std::move(c).finish(std::move(summary));
+}
+
 check_result check_recovery(const chaos_history& h, chaos_summary& s) {
   check_builder c{"I4 recovery"};
   auto* probe = first_op(h, nemesis_op::probe_start);
@@ -240,7 +395,7 @@ check_result check_recovery(const chaos_history& h, chaos_summary& s) {
     if (!recovered.contains(a))
       c.fail(fmt::format("{}, but {} got no acknowledged deposit sent after "
                          "it",
-                         probe_line, a),
+                         probe_line, printable(a)),
              ref(*probe));
   auto ledger = std::find_if(h.ledger.begin(), h.ledger.end(), [&](auto& e) {
     return e.accepted && e.mono_ns >= probe->mono_ns;

@@ -46,6 +46,10 @@ check_result check_conflicts(const chaos_history& h);
 check_result check_guarded_writes(const std::vector<process_record>& ps,
                                   const run_instances& xs, chaos_summary& s);
 
+/// `I3 stamped store writes`. Counts the store records it matched and those
+/// a cut last line excused.
+check_result check_stamped_writes(const chaos_history& h, chaos_summary& s);
+
 /// `I4 recovery`. Counts the probed accounts and sets the recovery time.
 check_result check_recovery(const chaos_history& h, chaos_summary& s);
 

@@ -144,21 +144,103 @@ bool split_history_name(std::string_view name, history_file& out) {
 // Reads one history line into `e`; returns the fault, empty if none.
 std::string read_node_event(json_line& j, const history_file& f,
                             node_event& e) {
-  j.get("mono_ns", e.mono_ns);
+  j.get_stamp("mono_ns", e.mono_ns);
   j.get("node", e.node);
   j.get("address", e.address);
   auto fault = read_kind(j, "event", node_kinds(), &node_event::kind, e);
   if (!fault.empty())
     return fault;
   if (e.node != f.node)
-    return fmt::format("node \"{}\" in a file of {}", e.node, f.node);
+    return fmt::format("node \"{}\" in a file of {}", printable(e.node),
+                       printable(f.node));
   if (!f.address.empty() && e.address != f.address)
-    return fmt::format("address {} after {} in the same file", e.address,
-                       f.address);
+    return fmt::format("address {} after {} in the same file",
+                       printable(e.address), printable(f.address));
   return {};
 }
 
+// The length of the valid UTF-8 sequence of two or more bytes at the start
+// of `s` (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF); 0
+// if there is none.
+size_t utf8_sequence(std::string_view s) noexcept {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  auto c = byte(0);
+  size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+             : c >= 0xe0 && c <= 0xef ? 3
+             : c >= 0xf0 && c <= 0xf4 ? 4
+                                      : 0;
+  if (n == 0 || s.size() < n)
+    return 0;
+  // The second byte's range narrows after E0, ED, F0 and F4.
+  unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+  unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+  if (byte(1) < lo || byte(1) > hi)
+    return 0;
+  for (size_t i = 2; i < n; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xbf)
+      return 0;
+  return n;
+}
+
+// The stamp problem of a demo file's record, as json_line words it.
+template <class Records, class Stamp>
+void drop_unstamped(Records& xs, std::string_view file, Stamp stamp,
+                    std::vector<std::string>& problems) {
+  std::erase_if(xs, [&](auto& x) {
+    if (stamp(x) > 0)
+      return false;
+    add_problem(problems, file, x.line, stamp_fault("mono_ns", stamp(x)));
+    return true;
+  });
+}
+
 } // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  auto hex = [&](char c) {
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+  };
+  for (size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      auto n = utf8_sequence(text.substr(i));
+      // U+0080-U+009F (C2 80-9F) are C1 controls: a terminal may obey them.
+      auto c1
+        = n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+      if (n == 0 || c1) {
+        hex(text[i]);
+        ++i;
+      } else {
+        out.append(text.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f)
+          hex(text[i]);
+        else
+          out += text[i];
+    }
+    ++i;
+  }
+  return out;
+}
 
 const char* to_string(node_event_kind x) noexcept {
   return name_of(node_kinds(), x);
@@ -177,7 +259,7 @@ std::string describe(const nemesis_event& x) {
 }
 
 std::string history_file::path() const {
-  return fmt::format("{}{}", file_names::history_dir, name);
+  return fmt::format("{}{}", file_names::history_dir, printable(name));
 }
 
 event_ref history_file::ref(const node_event& e) const {
@@ -225,7 +307,7 @@ std::vector<nemesis_event> parse_nemesis(std::string_view text,
     nemesis_event e;
     e.line = l.number;
     json_line j{l.text};
-    j.get("mono_ns", e.mono_ns);
+    j.get_stamp("mono_ns", e.mono_ns);
     auto fault = read_kind(j, "op", nemesis_kinds(), &nemesis_event::op, e);
     if (fault.empty())
       out.push_back(std::move(e));
@@ -273,6 +355,17 @@ chaos_history parse_run(const chaos_input& in) {
   h.ledger = demo::verdict::parse_ledger(in.ledger_jsonl, reported_by_verdict);
   h.journal
     = demo::verdict::parse_journal(in.journal_jsonl, reported_by_verdict);
+  // The demo verdict takes any int64 stamp; here one must be a
+  // CLOCK_MONOTONIC reading.
+  drop_unstamped(
+    h.client, file_names::client, [](auto& r) { return r.event.mono_ns; },
+    h.store_problems);
+  drop_unstamped(
+    h.ledger, file_names::ledger, [](auto& e) { return e.mono_ns; },
+    h.store_problems);
+  drop_unstamped(
+    h.journal, file_names::journal, [](auto& e) { return e.mono_ns; },
+    h.store_problems);
   return h;
 }
 

@@ -16,10 +16,12 @@
 /// journal.jsonl with the journal's optional `writer`.
 ///
 /// Every `mono_ns` is CLOCK_MONOTONIC in nanoseconds on the one host, so
-/// stamps from different files compare directly. Line numbers are 1-based.
-/// Problems are texts `<file> line N: <fault>` (`<file>` as in
-/// `file_names`, a history file as `history/<node>.<start>.jsonl`).
-/// Pure: text in, values out; no I/O (see chaos_run_dir.hpp).
+/// stamps from different files compare directly; a stamp of 0 or less makes
+/// its line malformed in every file. Line numbers are 1-based. Problems are
+/// texts `<file> line N: <fault>` (`<file>` as in `file_names`, a history
+/// file as `history/<node>.<start>.jsonl`); what they quote from a file
+/// (values, file names) is `printable`. Pure: text in, values out; no I/O
+/// (see chaos_run_dir.hpp).
 
 namespace troupe::chaos {
 
@@ -31,6 +33,13 @@ inline constexpr std::string_view client = "client.log";
 inline constexpr std::string_view ledger = "ledger.jsonl";
 inline constexpr std::string_view journal = "journal.jsonl";
 } // namespace file_names
+
+/// `text` fit to quote in a problem or a timeline line: a backslash as
+/// `\\`, CR, LF and tab as `\r`, `\n` and `\t`, other control characters
+/// (C0, DEL and UTF-8 encoded C1) and bytes that are not part of a valid
+/// UTF-8 sequence as `\xNN`; other UTF-8 is kept. So a CR or an escape
+/// sequence from a file shows as text and never reaches a terminal raw.
+std::string printable(std::string_view text);
 
 /// Where an event stands: a file as problems name it, its line and its
 /// stamp.
@@ -249,6 +258,10 @@ struct chaos_history {
   /// Those of client.log, ledger.jsonl and journal.jsonl are the demo
   /// verdict's to report (its `records` check) and are not repeated here.
   std::vector<std::string> problems;
+  /// The lines of client.log, ledger.jsonl and journal.jsonl the demo
+  /// verdict reads but that are malformed here: a stamp of 0 or less. Such
+  /// a line is left out of `client`, `ledger` and `journal`.
+  std::vector<std::string> store_problems;
 
   /// History files whose cut last line was ignored.
   size_t cut_lines() const noexcept;

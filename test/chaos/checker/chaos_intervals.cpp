@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -132,16 +133,29 @@ int64_t instance::acting_end() const noexcept {
 
 std::vector<process_record>
 match_processes(const chaos_history& h, std::vector<std::string>& problems) {
+  // (node, start) -> its first node_start; a later one is a problem.
+  std::map<std::pair<std::string, uint64_t>, const nemesis_event*> starts;
+  for (auto& e : h.nemesis) {
+    if (e.op != nemesis_op::node_start)
+      continue;
+    auto [i, fresh] = starts.emplace(std::pair{e.node, e.start}, &e);
+    if (!fresh)
+      problems.push_back(fmt::format("{} line {}: node_start of {} start {} "
+                                     "again (line {} had it)",
+                                     file_names::nemesis, e.line,
+                                     printable(e.node), e.start,
+                                     i->second->line));
+  }
+  std::set<std::pair<std::string, uint64_t>> files;
   std::vector<process_record> out;
   for (auto& f : h.files) {
+    files.emplace(f.node, f.start);
     process_record p{&f, nullptr, {}};
-    for (auto& e : h.nemesis)
-      if (e.op == nemesis_op::node_start && e.node == f.node
-          && e.start == f.start)
-        p.node_start = &e;
+    if (auto i = starts.find({f.node, f.start}); i != starts.end())
+      p.node_start = i->second;
     if (p.node_start == nullptr) {
       problems.push_back(fmt::format("{}: no node_start of {} start {} in {}",
-                                     f.path(), f.node, f.start,
+                                     f.path(), printable(f.node), f.start,
                                      file_names::nemesis));
     } else {
       for (auto& e : h.nemesis)
@@ -152,6 +166,12 @@ match_processes(const chaos_history& h, std::vector<std::string>& problems) {
     }
     out.push_back(std::move(p));
   }
+  for (auto& [key, e] : starts)
+    if (!files.contains(key))
+      problems.push_back(fmt::format(
+        "{} line {}: node_start of {} start {}, but {}{}.{}.jsonl is missing",
+        file_names::nemesis, e->line, printable(e->node), e->start,
+        file_names::history_dir, printable(e->node), e->start));
   return out;
 }
 

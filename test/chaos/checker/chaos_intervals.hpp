@@ -32,7 +32,11 @@ struct process_record {
 
 /// One process record per history file (same order). A file without a
 /// node_start in the nemesis' log is a problem (`history/<file>: no
-/// node_start ...`); its process then counts as never interrupted.
+/// node_start ...`); its process then counts as never interrupted. So are a
+/// node_start without its history file (`nemesis.jsonl line N: node_start
+/// of node-1 start 2, but history/node-1.2.jsonl is missing`) and a second
+/// node_start of the same node and start number (`... again (line M had
+/// it)`); the file's process is then the first one's.
 std::vector<process_record> match_processes(const chaos_history& h,
                                             std::vector<std::string>& problems);
 

@@ -15,7 +15,9 @@ struct json_line::impl {
 
 json_line::json_line(std::string_view line) : impl_(std::make_unique<impl>()) {
   auto& doc = impl_->doc;
-  doc.Parse(line.data(), line.size());
+  // Iterative: a line of deeply nested brackets would overflow the stack of
+  // the recursive parser.
+  doc.Parse<rapidjson::kParseIterativeFlag>(line.data(), line.size());
   if (doc.HasParseError())
     fault_ = fmt::format("not JSON ({})",
                          rapidjson::GetParseError_En(doc.GetParseError()));
@@ -75,6 +77,16 @@ void json_line::get(const char* name, int64_t& out) {
     out = v->GetInt64();
 }
 
+void json_line::get_stamp(const char* name, int64_t& out) {
+  get(name, out);
+  if (fault_.empty() && out <= 0)
+    fault_ = stamp_fault(name, out);
+}
+
+std::string stamp_fault(std::string_view name, int64_t value) {
+  return fmt::format("{} {} is not a CLOCK_MONOTONIC stamp (> 0)", name, value);
+}
+
 void json_line::get(const char* name, std::vector<std::string>& out) {
   auto* v = find(impl_->doc, name, fault_);
   if (v == nullptr || !typed(v->IsArray(), name, fault_))
@@ -88,7 +100,7 @@ void json_line::get(const char* name, std::vector<std::string>& out) {
 }
 
 std::string word_value(const std::string& x) {
-  return x;
+  return printable(x);
 }
 
 std::string word_value(uint64_t x) {
@@ -100,7 +112,10 @@ std::string word_value(int64_t x) {
 }
 
 std::string word_value(const std::vector<std::string>& x) {
-  return fmt::format("[{}]", fmt::join(x, ","));
+  std::vector<std::string> words;
+  for (auto& w : x)
+    words.push_back(printable(w));
+  return fmt::format("[{}]", fmt::join(words, ","));
 }
 
 } // namespace troupe::chaos::detail

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "chaos_history.hpp"
 #include "verdict/verdict_core.hpp"
 
 /// @file
@@ -42,6 +43,10 @@ public:
   void get(const char* name, uint64_t& out);
   void get(const char* name, int64_t& out);
   void get(const char* name, std::vector<std::string>& out);
+
+  /// Reads a required CLOCK_MONOTONIC stamp: an int64 > 0 (a stamp of 0 or
+  /// less is the fault).
+  void get_stamp(const char* name, int64_t& out);
 
   /// Reads a field that may be absent: false when absent; a present field
   /// of another type is the fault.
@@ -103,11 +108,15 @@ std::string read_kind(json_line& f, const char* key,
       std::visit([&](auto m) { f.get(field.name, out.*m); }, field.member);
     return f.fault();
   }
-  return "unknown " + std::string{key} + " \"" + name + "\"";
+  return "unknown " + std::string{key} + " \"" + printable(name) + "\"";
 }
 
+/// The fault of a stamp of 0 or less: `mono_ns -5 is not a CLOCK_MONOTONIC
+/// stamp (> 0)`.
+std::string stamp_fault(std::string_view name, int64_t value);
+
 /// `value` as a describe word writes it: numbers in decimal, lists as
-/// `[a,b]`.
+/// `[a,b]`, strings `printable`.
 std::string word_value(const std::string& x);
 std::string word_value(uint64_t x);
 std::string word_value(int64_t x);

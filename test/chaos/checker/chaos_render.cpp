@@ -18,17 +18,18 @@ using demo::verdict::counted;
 
 std::string ledger_words(const demo::verdict::ledger_entry& e) {
   return fmt::format("ledger token={} seq={} owner={} {}", e.token, e.seq,
-                     e.owner, e.accepted ? "accepted" : "rejected");
+                     printable(e.owner), e.accepted ? "accepted" : "rejected");
 }
 
 std::string journal_words(const demo::verdict::journal_entry& e,
                           const chaos_history& h) {
-  auto out = fmt::format("journal {} {} +{} expected_seq={} {} seq={} "
-                         "balance={}",
-                         e.account, e.deposit, e.amount, e.expected_seq,
-                         e.outcome, e.seq, e.balance);
+  auto out
+    = fmt::format("journal {} {} +{} expected_seq={} {} seq={} "
+                  "balance={}",
+                  printable(e.account), printable(e.deposit), e.amount,
+                  e.expected_seq, printable(e.outcome), e.seq, e.balance);
   if (auto w = h.journal_writers.find(e.line); w != h.journal_writers.end())
-    out += fmt::format(" writer={}", w->second);
+    out += fmt::format(" writer={}", printable(w->second));
   return out;
 }
 
@@ -39,7 +40,7 @@ std::string client_words(const demo::client::client_event& e) {
   auto text = line.substr(sp + 1);
   if (!text.empty() && text.back() == '\n')
     text.pop_back();
-  return text;
+  return printable(text);
 }
 
 std::string relative(int64_t mono_ns, int64_t origin) {
@@ -71,7 +72,7 @@ std::string summary_lines(const chaos_report& r) {
                      s.node_exits);
   out += fmt::format(
     "invariants checked: I1 over {} and {}; I2 over {} of {} and {}, {}; I3 "
-    "over {} and {}; I4 over {}\n",
+    "over {}, {} and {}; I4 over {}\n",
     counted(s.tokens, "token", "tokens"),
     counted(s.singleton_instances, "singleton instance", "singleton instances"),
     counted(s.entity_instances, "entity incarnation", "entity incarnations"),
@@ -80,10 +81,13 @@ std::string summary_lines(const chaos_report& r) {
     counted(s.writer_runs, "store writer run", "store writer runs"),
     counted(s.ledger_writes, "ledger write", "ledger writes"),
     counted(s.deposit_writes, "deposit write", "deposit writes"),
+    counted(s.store_records, "store record", "store records"),
     counted(s.probed_accounts, "probed account", "probed accounts"));
-  out += fmt::format("history: {}, {} ignored\n",
-                     counted(s.history_files, "file", "files"),
-                     counted(s.cut_lines, "cut last line", "cut last lines"));
+  out += fmt::format(
+    "history: {}, {} ignored, {} unmatched because the history was cut\n",
+    counted(s.history_files, "file", "files"),
+    counted(s.cut_lines, "cut last line", "cut last lines"),
+    counted(s.unmatched_cut, "store record", "store records"));
   out += s.recovery ? fmt::format("recovery: {}\n", format_seconds(*s.recovery))
                     : std::string{"recovery: not reached\n"};
   out += fmt::format("violations: {}\n", s.violations);
@@ -104,7 +108,7 @@ std::vector<timeline_entry> merge_events(const chaos_history& h) {
   std::vector<timeline_entry> out;
   for (auto& f : h.files)
     for (auto& e : f.events)
-      out.push_back({f.ref(e), f.node, describe(e)});
+      out.push_back({f.ref(e), printable(f.node), describe(e)});
   for (auto& e : h.nemesis)
     out.push_back({ref(e), "nemesis", describe(e)});
   for (auto& e : h.client)
@@ -146,10 +150,37 @@ std::string render_timeline(const chaos_history& h, const event_ref& at,
 
 std::string render_first_violation(const chaos_report& r, timeline_window w) {
   auto first = r.first_offense();
-  if (!first)
+  if (first)
+    return fmt::format("first violation: {}\n", first->check)
+           + render_timeline(r.history, first->at, w);
+  auto failed = std::find_if(r.verdict.checks.begin(), r.verdict.checks.end(),
+                             [](auto& c) { return !c.ok; });
+  if (failed == r.verdict.checks.end())
     return {};
-  return fmt::format("first violation: {}\n", first->check)
-         + render_timeline(r.history, first->at, w);
+  // Only the records checks name lines that did not parse; the others'
+  // unlocated violations name no line at all (no probe_start, a sum).
+  auto records
+    = failed->name == "history records" || failed->name == "store records";
+  return fmt::format(
+    "first violation: {}\n{}\n", failed->name,
+    records ? "(the violation is at an unparseable line: no stamped events "
+              "around it)"
+            : "(the violation names no stamped event: no timeline around "
+              "it)");
+}
+
+std::string render_replay(const chaos_history& h, uint64_t seed) {
+  auto start = std::find_if(h.nemesis.begin(), h.nemesis.end(), [](auto& e) {
+    return e.op == nemesis_op::run_start;
+  });
+  if (start == h.nemesis.end())
+    return fmt::format("no replay: {} has no run_start (the run's seed, "
+                       "nodes and duration)\n",
+                       file_names::nemesis);
+  return fmt::format("replay the same schedule: troupe-chaos --seed {} "
+                     "--nodes {} --duration {}s --dir <a new directory>\n",
+                     seed != 0 ? seed : start->seed, start->nodes,
+                     start->duration_s);
 }
 
 } // namespace troupe::chaos

@@ -55,8 +55,11 @@ std::string render_timeline(const chaos_history& h, const event_ref& at,
                             timeline_window w = {});
 
 /// The time line around the report's first offense (see
-/// chaos_report::first_offense), after a line naming its check; empty when
-/// no violation is located.
+/// chaos_report::first_offense), after a line naming its check. When no
+/// violation is located, the first failed check's name and a line saying
+/// why there is no time line (`(the violation is at an unparseable line:
+/// no stamped events around it)` for the records checks); empty when every
+/// check passed.
 std::string render_first_violation(const chaos_report& r,
                                    timeline_window w = {});
 

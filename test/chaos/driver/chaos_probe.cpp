@@ -1,9 +1,7 @@
 #include "chaos_probe.hpp"
 
 #include <algorithm>
-#include <system_error>
-
-#include <fmt/format.h>
+#include <iostream>
 
 #include "chaos_checker.hpp"
 #include "chaos_run_dir.hpp"
@@ -19,7 +17,10 @@ constexpr const char* recovery_check = "I4 recovery";
 
 bool probe_complete(const std::filesystem::path& dir, int64_t probe_start_ns,
                     uint32_t accounts) {
-  auto report = check_run(read_run_dir(dir));
+  auto files = read_run_dir(dir);
+  if (!files.errors.empty())
+    return false;
+  auto report = check_run(files.input);
   auto& checks = report.verdict.checks;
   auto i = std::find_if(checks.begin(), checks.end(),
                         [](auto& c) { return c.name == recovery_check; });
@@ -30,33 +31,26 @@ bool probe_complete(const std::filesystem::path& dir, int64_t probe_start_ns,
 }
 
 int judge_run_dir(const std::filesystem::path& dir, uint64_t seed,
-                  std::ostream& out) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    out << "troupe-chaos: " << dir.string() << " is not a directory\n";
+                  std::ostream& out, std::ostream& err) {
+  auto files = read_run_dir(dir);
+  if (!files.errors.empty()) {
+    for (auto& e : files.errors)
+      err << "troupe-chaos: " << e << '\n';
     return 2;
   }
-  auto report = check_run(read_run_dir(dir));
+  auto report = check_run(files.input);
   out << render(report);
   if (report.passed())
     return 0;
-  if (seed == 0)
-    for (auto& e : report.history.nemesis)
-      if (e.op == nemesis_op::run_start)
-        seed = e.seed;
   out << "\nthe first violation, in context (>> marks it):\n"
-      << render_first_violation(report);
-  uint64_t nodes = 0;
-  uint64_t duration = 0;
-  for (auto& e : report.history.nemesis)
-    if (e.op == nemesis_op::run_start) {
-      nodes = e.nodes;
-      duration = e.duration_s;
-    }
-  out << fmt::format("\nreplay the same schedule: troupe-chaos --seed {} "
-                     "--nodes {} --duration {}s --dir <a new directory>\n",
-                     seed, nodes, duration);
+      << render_first_violation(report) << '\n'
+      << render_replay(report.history, seed);
   return 1;
+}
+
+int judge_run_dir(const std::filesystem::path& dir, uint64_t seed,
+                  std::ostream& out) {
+  return judge_run_dir(dir, seed, out, std::cerr);
 }
 
 } // namespace troupe::chaos
