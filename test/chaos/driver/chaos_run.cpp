@@ -66,6 +66,14 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+// `host:port` of every node, comma-separated.
+std::string seed_list(const std::vector<node_place>& places) {
+  std::string out;
+  for (auto& p : places)
+    out += (out.empty() ? "" : ",") + p.cluster_endpoint();
+  return out;
+}
+
 // "node-3" -> 2; the schedule names nodes as the driver does.
 size_t index_of(const std::string& name) {
   return std::stoul(name.substr(name.rfind('-') + 1)) - 1;
@@ -264,8 +272,11 @@ std::vector<std::string> chaos_run::node_argv(size_t i) {
     fmt::format("--cluster.name={}", cluster_name),
     fmt::format("--cluster.host={}", p.host),
     fmt::format("--cluster.port={}", p.cluster_port),
-    fmt::format("--cluster.seed_nodes={},{}", places[0].cluster_endpoint(),
-                places[1].cluster_endpoint()),
+    // Every node is a seed and a silent seed never makes the first found a
+    // cluster: a node restarted behind a partition waits for a member
+    // instead of founding a second cluster (docs/design/cluster.md).
+    "--cluster.seed_nodes=" + seed_list(places),
+    "--cluster.first_seed_founds_on_timeout=false",
     "--cluster.secret_file=" + (opts_.dir / "cluster.secret").string(),
     fmt::format("--management.bind={}", p.host),
     fmt::format("--management.port={}", p.management_port),

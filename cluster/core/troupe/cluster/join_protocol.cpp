@@ -134,6 +134,12 @@ std::vector<join_effect> join_process::tick(timestamp now) {
   }
   switch (state_) {
     case join_state::first_seed:
+      if (now >= round_end_ && !settings_.first_seed_founds_on_timeout
+          && incompatible_.empty()) {
+        // A silent seed may be a member behind a partition: keep asking.
+        round_end_ = now + settings_.seed_node_timeout;
+        return send_round(now);
+      }
       if (now >= round_end_)
         return maybe_conclude(true);
       if (now >= next_send_)

@@ -150,6 +150,7 @@ join_settings membership_settings::join() const {
   join_settings result;
   result.seed_nodes = seed_nodes;
   result.seed_node_timeout = seed_node_timeout;
+  result.first_seed_founds_on_timeout = first_seed_founds_on_timeout;
   result.retry_unsuccessful_join_after = retry_unsuccessful_join_after;
   result.shutdown_after_unsuccessful_join_seed_nodes
     = shutdown_after_unsuccessful_join_seed_nodes;
@@ -247,6 +248,13 @@ void declare_membership_config(runtime::config_schema& schema) {
           "How long the first seed waits for another seed before founding "
           "the cluster; the interval of other nodes' join rounds (1s after a "
           "round in which every seed answered that it is not a member yet).");
+  add_key(schema, "cluster.first_seed_founds_on_timeout", config_type::boolean,
+          "true",
+          "Whether the first seed founds a new cluster when another seed "
+          "stays silent for seed_node_timeout (Akka's rule). false: only when "
+          "every other seed answered that it is not a member yet, so a first "
+          "seed restarted behind a partition waits instead of founding a "
+          "second cluster.");
   add_key(schema, "cluster.retry_unsuccessful_join_after",
           config_type::duration, "10s",
           "Start the join over when no welcome came this long after "
@@ -302,6 +310,8 @@ membership_settings_from_config(const runtime::config& cfg) {
   s.unreachable_nodes_reaper_interval
     = duration("cluster.unreachable_nodes_reaper_interval");
   s.seed_node_timeout = duration("cluster.seed_node_timeout");
+  s.first_seed_founds_on_timeout
+    = cfg.get<bool>("cluster.first_seed_founds_on_timeout");
   s.retry_unsuccessful_join_after
     = unless_off(duration("cluster.retry_unsuccessful_join_after"));
   s.shutdown_after_unsuccessful_join_seed_nodes = unless_off(
