@@ -40,6 +40,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
     row{"cluster.leader_actions_interval", "1s"},
     row{"cluster.unreachable_nodes_reaper_interval", "1s"},
     row{"cluster.seed_node_timeout", "5s"},
+    row{"cluster.first_seed_founds_on_timeout", "true"},
     row{"cluster.retry_unsuccessful_join_after", "10s"},
     row{"cluster.shutdown_after_unsuccessful_join_seed_nodes", "off"},
     row{"cluster.allow_weakly_up_members", "7s"},
@@ -57,7 +58,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
   REQUIRE(schema().find(key) != nullptr);
   CHECK_FALSE(schema().find(key)->description.empty());
   CHECK(cfg.render(key) == rendered);
-  CHECK(schema().keys().size() == 22);
+  CHECK(schema().keys().size() == 23);
 }
 
 TEST_CASE("membership keys: the transport's keys are not declared again") {
