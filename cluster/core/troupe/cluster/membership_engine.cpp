@@ -212,11 +212,16 @@ membership_effects membership_engine::receive(const unique_address& from,
       [&](const heartbeat& x) {
         // Answered whether or not the sender is known: it may know this
         // node from a newer gossip. Not answered when this view has the
-        // sender down (Akka answers anyway): an answer confirms the sender
-        // to itself (heartbeat_sender_state::latest_answered), and a
-        // downed node must not be told it is still counted in.
-        const auto* m = state_.latest_gossip().find(x.from);
-        if (joined_ && (m == nullptr || m->status != member_status::down))
+        // sender down or removed (Akka answers anyway): an answer confirms
+        // the sender to itself (heartbeat_sender_state::latest_answered),
+        // and a downed node must not be told it is still counted in, also
+        // in the moment between its removal and its quarantine (the chaos
+        // test: a node resumed from SIGSTOP was answered there and wrote).
+        const auto& g = state_.latest_gossip();
+        const auto* m = g.find(x.from);
+        bool gone = m != nullptr ? m->status == member_status::down
+                                 : g.tombstones().count(x.from) != 0;
+        if (joined_ && !gone)
           out.send.push_back(
             {x.from, membership_message{respond_to(x, self())}});
       },
