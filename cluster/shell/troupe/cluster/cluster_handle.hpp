@@ -146,7 +146,7 @@ public:
   /// node's clock since its epoch, the daemon's clock) of the newest
   /// heartbeat that a member it monitors answered
   /// (heartbeat_sender_state::latest_answered; a member that has this
-  /// node down does not answer). `timespan::max()` while this node
+  /// node down or removed does not answer). `timespan::max()` while this node
   /// monitors no other member (it is alone: nobody can take over its
   /// work) and for an invalid handle; `timespan::min()` before the first
   /// answer and once the node stops. A frozen or cut-off node sees it stop

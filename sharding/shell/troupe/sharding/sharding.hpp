@@ -127,7 +127,8 @@ struct entity_context {
   /// its shards may run elsewhere once the margin has passed, before it
   /// learns so. Why half the margin suffices: the others re-allocate a
   /// shard only after stable_after + the margin without hearing from this
-  /// node, and a member that has it down does not answer its heartbeats.
+  /// node, and a member that has it down or removed does not answer its
+  /// heartbeats.
   /// Always true with a margin of 0 (nothing to size it by; per-shard
   /// leases guard instead). troupe's own (DESIGN.md §10: a frozen process
   /// re-checks before any side effect); Akka has no such check. Lock-free
