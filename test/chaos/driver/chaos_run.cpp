@@ -215,6 +215,9 @@ void chaos_run::setup() {
   {
     std::ofstream secret{opts_.dir / "cluster.secret"};
     secret << random_hex(32) << '\n';
+    if (!secret.flush())
+      throw std::runtime_error(fmt::format(
+        "cannot write {}", (opts_.dir / "cluster.secret").string()));
   }
   ::chmod((opts_.dir / "cluster.secret").c_str(), 0600);
   // A non-loopback management bind needs a token (PUTs need it; the
