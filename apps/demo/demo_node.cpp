@@ -97,11 +97,16 @@ int main(int argc, char** argv) {
   std::printf("api listening on %s:%u\n", settings->api_bind.c_str(),
               static_cast<unsigned>((*api)->port()));
   std::fflush(stdout);
-  // The API stops first in the node's shutdown (tasks run in reverse
-  // order of registration), while the actor system its handlers and its
-  // reply actor use still runs. Stopping it after run() sent to an actor
-  // of a stopped system: a partitioned node that downed itself crashed
-  // on exit (SIGSEGV).
-  (*sys)->node().on_shutdown("demo app API", [a = api->get()] { a->stop(); });
-  return (*sys)->run(); // until SIGTERM: hand over, hand off, leave
+  // The API stops taking deposits when the node stops taking work (the
+  // client sends them to another node), while the actor system its
+  // handlers and its reply actor use still runs; deposits it accepted are
+  // answered first. Stopping it after run() sent to an actor of a stopped
+  // system: a partitioned node that downed itself crashed on exit
+  // (SIGSEGV).
+  node.add_shutdown_task(
+    runtime::shutdown_phase::service_unbind, "demo deposit API",
+    [a = api->get()](const runtime::shutdown_context&) { a->stop(); });
+  // Until SIGTERM, a leave or a down: the coordinated shutdown hands off
+  // the shards, leaves, hands the singleton over and releases the leases.
+  return (*sys)->run();
 }

@@ -107,9 +107,9 @@ struct shutdown_log {
   mutable std::mutex mtx;
 
   cluster::shutdown_hook hook() {
-    return [this](const std::string& reason) {
+    return [this](const cluster::self_stop& stop) {
       std::lock_guard guard{mtx};
-      reasons.push_back(reason);
+      reasons.push_back(stop.text);
     };
   }
 

@@ -31,9 +31,10 @@
 // unreachable_member per unreachable member, then leader_changed, so no
 // event is lost between the daemon's start and the subscription.
 //
-// Exits 0 after a graceful shutdown (the node's shutdown stops the daemon
-// without leaving, then remoting), 1 with a message on stderr naming the
-// problem on a bad flag or configuration. Asks for SIGKILL when its parent
+// Exits 0 after the node's coordinated shutdown (its shard region hands
+// off, it leaves the cluster, its singleton hands over, its leases are
+// released), 1 with a message on stderr naming the problem on a bad flag or
+// configuration. Asks for SIGKILL when its parent
 // dies.
 //
 // Usage: cluster_node [--report_interval=DURATION] [--singleton=NAME]
@@ -730,6 +731,9 @@ int main(int argc, char** argv) {
   client.reset();
   shard_client.reset();
   say("stopping");
+  // A signal's shutdown (unless the cluster started one: downed, removed,
+  // leaving): hand off, leave, hand over, release.
+  (*node)->coordinated_shutdown().run(runtime::shutdown_reason::signal);
   (*node)->shutdown();
   say("stopped");
   return 0;

@@ -152,7 +152,8 @@ TEST_CASE("membership engine: a downed node shuts itself down") {
   e.receive(b, membership_message{join{b, {}, {}}}, at(5s));
   auto fx = e.down(a, at(6s));
   REQUIRE(fx.shutdown);
-  CHECK(fx.shutdown->find("downed") != std::string::npos);
+  CHECK(fx.shutdown->reason == self_stop_reason::downed);
+  CHECK(fx.shutdown->text.find("downed") != std::string::npos);
   CHECK(e.is_terminated());
   CHECK(e.tick(at(7s)).empty());
 }
@@ -231,7 +232,7 @@ struct two_nodes {
   // every exiting_confirmed b sent
   int b_confirmed = 0;
   // why b's engine stopped, if it did
-  std::optional<std::string> b_shutdown;
+  std::optional<self_stop> b_shutdown;
 
   void take(membership_effects fx, bool from_a) {
     if (!from_a && fx.shutdown)
@@ -304,7 +305,8 @@ TEST_CASE("membership engine: a held exit is confirmed only when the last "
     w.run_until([&] { return !w.ea.state().latest_gossip().has_member(b); }));
   // b learns its removal: a graceful end, not a stop by the cluster
   REQUIRE(w.run_until([&] { return w.b_shutdown.has_value(); }));
-  CHECK_THAT(*w.b_shutdown, Catch::StartsWith("left the cluster"));
+  CHECK(w.b_shutdown->reason == self_stop_reason::left);
+  CHECK_THAT(w.b_shutdown->text, Catch::StartsWith("left the cluster"));
   // letting go again changes nothing
   CHECK(w.eb.hold_exit("singleton:ledger", false, at(w.t)).send.empty());
 }

@@ -33,9 +33,11 @@ What it checks (each failure names the file, the object and the check):
   singleton.use_lease and sharding.use_lease; a Role with get, create and
   update (and nothing else) on coordination.k8s.io leases; no namespace in
   any manifest;
-- terminationGracePeriodSeconds is at least the graceful stop's longest
-  (GRACE_TERMS, each read from the code or the reference), and the guide
-  docs/guides/kubernetes.md states both numbers.
+- terminationGracePeriodSeconds is at least the coordinated shutdown's
+  longest (the sum of the coordinated_shutdown.<phase>.timeout defaults
+  from the reference, or the manifest's TROUPE_* values) plus
+  EXIT_MARGIN_S, and the guide docs/guides/kubernetes.md states the sum
+  and the period.
 """
 
 import copy
@@ -120,45 +122,37 @@ def router_paths(root):
     return exact, prefixes
 
 
-def code_seconds(root, rel, pattern, what):
-    path = os.path.join(root, rel)
-    with open(path, encoding="utf-8") as f:
-        m = re.search(pattern, f.read())
-    if not m:
-        raise Failure(f"[grace] {rel}: {what} not found (pattern {pattern}); "
-                      f"update GRACE_TERMS and the guide's arithmetic")
-    return int(m.group(1))
+# The phases of the coordinated shutdown, in order
+# (runtime/core/troupe/runtime/shutdown_sequence.hpp); each is bounded by
+# its `coordinated_shutdown.<phase>.timeout` key.
+SHUTDOWN_PHASES = [
+    "before_service_unbind", "service_unbind", "service_requests_done",
+    "service_stop", "before_cluster_shutdown",
+    "cluster_sharding_shutdown_region", "cluster_leave", "cluster_exiting",
+    "cluster_exiting_done", "cluster_shutdown", "release_leases",
+    "before_actor_system_terminate", "actor_system_terminate",
+]
+
+# What the process does after the last phase (destroying the actor system,
+# flushing the logs, exiting): the margin the period keeps beyond the sum.
+EXIT_MARGIN_S = 10
 
 
-def grace_terms(root, keys):
-    """The graceful stop of one demo node at its longest, term by term."""
-    leave = code_seconds(
-        root, "apps/system/troupe/cluster_system.hpp",
-        r"int run\(runtime::timespan leave_timeout\s*=\s*std::chrono::seconds\{(\d+)\}",
-        "cluster_system::run's leave_timeout")
-    region_stop = code_seconds(
-        root, "sharding/shell/troupe/sharding/sharding.hpp",
-        r"runtime::timespan stop_timeout = std::chrono::seconds\{(\d+)\}",
-        "region_options::stop_timeout")
-    manager_stop = code_seconds(
-        root, "singleton/shell/troupe/singleton/singleton.hpp",
-        r"runtime::timespan stop_timeout = std::chrono::seconds\{(\d+)\}",
-        "manager_options::stop_timeout")
-    release = code_seconds(
-        root, "lease/shell/troupe/lease/lease_handle.hpp",
-        r"release_timeout = std::chrono::seconds\{(\d+)\}",
-        "lease_handle::spawn's release_timeout")
-    hand_off = parse_duration_s(keys["sharding.hand_off_timeout"])
-    return [
-        ("leave, the singleton hand-over inside it (cluster_system::run)", leave),
-        ("shard hand-off: max(sharding.hand_off_timeout, region stop_timeout)",
-         max(hand_off, region_stop)),
-        ("the shard coordinator's graceful stop (a singleton manager)",
-         manager_stop),
-        ("the singleton scheduler's graceful stop", manager_stop),
-        ("3 lease releases (singleton, coordinator, resolver) x release_timeout",
-         3 * release),
-    ]
+def grace_terms(root, keys, env=None):
+    """The coordinated shutdown of one node at its longest, phase by phase:
+    each phase's timeout from the reference's default, or from the
+    manifest's TROUPE_* variable when it sets one."""
+    env = env or {}
+    terms = []
+    for phase in SHUTDOWN_PHASES:
+        key = f"coordinated_shutdown.{phase}.timeout"
+        if key not in keys:
+            raise Failure(f"[grace] docs/reference/configuration.md: {key} "
+                          f"not found; update SHUTDOWN_PHASES and the "
+                          f"guide's arithmetic")
+        text = env.get(env_of_key(key), keys[key])
+        terms.append((phase, parse_duration_s(text)))
+    return terms
 
 
 # -- the manifests -------------------------------------------------------------
@@ -585,22 +579,33 @@ def check_node_env(rel, d, m, ports):
              f"a port of Service {mm.group(1)} ({svc_ports})")
 
 
+def pod_env(d):
+    """name -> literal value of the first container's env."""
+    containers = pod_spec(d).get("containers", [])
+    env = containers[0].get("env", []) if containers else []
+    return {e["name"]: str(e["value"]) for e in env if "value" in e}
+
+
 def check_grace(m, root, keys):
-    terms = grace_terms(root, keys)
-    total = sum(t for _, t in terms)
+    total = None
     for rel, d in m.of_kind("StatefulSet"):
+        terms = grace_terms(root, keys, pod_env(d))
+        phases = sum(t for _, t in terms)
+        total = phases + EXIT_MARGIN_S
         grace = pod_spec(d).get("terminationGracePeriodSeconds", 30)
         if grace < total:
-            detail = " + ".join(f"{t}s {n}" for n, t in terms)
+            detail = " + ".join(f"{t:g}s {n}" for n, t in terms if t)
             fail("grace", where(rel, d), f"terminationGracePeriodSeconds "
-                 f"{grace} < {total} = {detail}")
+                 f"{grace} < {total:g} = {detail} + {EXIT_MARGIN_S}s to "
+                 f"exit")
         guide = os.path.join(root, "docs/guides/kubernetes.md")
         with open(guide, encoding="utf-8") as f:
             text = f.read()
-        for n in (total, grace):
-            if not re.search(rf"\b{n}\s?s\b", text):
+        for n in (phases, grace):
+            if not re.search(rf"\b{n:g}\s?s\b", text):
                 fail("grace", "docs/guides/kubernetes.md",
-                     f"does not state {n}s (the sum {total}s, the period "
+                     f"does not state {n:g}s (the phases' sum {phases:g}s, "
+                     f"the period "
                      f"{grace}s)")
     return total
 
@@ -691,6 +696,10 @@ MUTATIONS = [
          fieldPath="spec.nodeName")),
     ("terminationGracePeriodSeconds 30", "grace",
      lambda f: pod_spec(node(f)).update(terminationGracePeriodSeconds=30)),
+    ("a phase timeout raised past the period", "grace",
+     lambda f: containers(node(f))[0]["env"].append(
+         {"name": "TROUPE_COORDINATED_SHUTDOWN__CLUSTER_EXITING__TIMEOUT",
+          "value": "60s"})),
     ("headless Service without publishNotReadyAddresses", "headless-service",
      lambda f: first(f, "Service")["spec"].pop("publishNotReadyAddresses")),
     ("a namespace in the ServiceAccount", "namespace",
@@ -732,7 +741,7 @@ def main(argv):
             selftest(files, root, keys)
         else:
             run_checks(files, root, keys)
-            total = sum(t for _, t in grace_terms(root, keys))
+            total = sum(t for _, t in grace_terms(root, keys)) + EXIT_MARGIN_S
             n = sum(len(docs) for _, docs in files)
             print(f"check_manifests: {len(files)} files, {n} documents: names, "
                   f"ports, probes, env keys, RBAC and the grace period "

@@ -113,15 +113,13 @@ struct three_nodes {
     }
   }
 
-  // As cluster_system::run ends: leave (the youngest first, so the
-  // singletons and the coordinator hand over once), then shut down. A bare
-  // shutdown would leave the others waiting for failure detection and
-  // downing before their regions could hand off.
+  // As cluster_system::run ends: the coordinated shutdown (the youngest
+  // first, so the singletons and the coordinator hand over once) hands off
+  // the shards and leaves before it stops the node, so the others need no
+  // failure detection and downing.
   ~three_nodes() {
-    for (auto i = nodes.rbegin(); i != nodes.rend(); ++i) {
-      (*i)->leave(10s);
+    for (auto i = nodes.rbegin(); i != nodes.rend(); ++i)
       (*i)->shutdown();
-    }
     nodes.clear();
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
@@ -267,6 +265,12 @@ TEST_CASE("management service: a member leaves through PUT, and a stopping "
     return true;
   };
   CHECK(test::eventually(gone, 20s, 100ms));
+  // The leave asked through another member started node 2's coordinated
+  // shutdown (Akka's: a member that sees itself leaving runs it), which
+  // handed off and left, and ends by itself.
+  auto& sequence = c.nodes[2]->node().coordinated_shutdown();
+  CHECK(sequence.reason() == runtime::shutdown_reason::cluster_leaving);
+  CHECK(test::eventually([&] { return sequence.complete(); }, 20s, 100ms));
   // A node whose stop began answers 503 on both probes.
   c.nodes[1]->management().set_stopping();
   auto ready = call(c.port(1), http::verb::get, "/ready");

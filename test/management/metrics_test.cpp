@@ -91,6 +91,26 @@ TEST_CASE("management: the metrics text carries every documented series") {
         == 4);
   CHECK(sample(text, "troupe_transport_drops_total{reason=\"blackholed\"}")
         == 0);
+  // Not shutting down: every phase is listed with 0.
+  CHECK(
+    sample(text, "troupe_coordinated_shutdown_phase{phase=\"cluster_leave\"}")
+    == 0);
+}
+
+TEST_CASE("management: the metrics name the coordinated shutdown's running "
+          "phase") {
+  metrics_snapshot s;
+  s.shutdown_phase = troupe::runtime::shutdown_phase::cluster_exiting;
+  auto text = render_metrics(s);
+  CHECK(
+    sample(text, "troupe_coordinated_shutdown_phase{phase=\"cluster_exiting\"}")
+    == 1);
+  size_t ones = 0;
+  for (auto p : troupe::runtime::all_shutdown_phases())
+    ones += sample(text, "troupe_coordinated_shutdown_phase{phase=\""
+                           + std::string{troupe::runtime::to_string(p)} + "\"}")
+            == 1;
+  CHECK(ones == 1);
 }
 
 TEST_CASE("management: label values are escaped in the metrics text") {

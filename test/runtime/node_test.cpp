@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include <unistd.h>
@@ -62,18 +64,53 @@ TEST_CASE("node: application keys and module keys are declared") {
   CHECK(current_log_level() == log_level::warning);
 }
 
-TEST_CASE("node: shutdown runs tasks latest first, once") {
+TEST_CASE("node: shutdown runs the phases in order, each task once, with "
+          "the application reason") {
   log_guard guard;
   auto n = node::start(options({"--log.stderr=false"}));
   REQUIRE(n);
-  std::vector<int> order;
-  (*n)->on_shutdown("first", [&] { order.push_back(1); });
-  (*n)->on_shutdown("second", [&] { order.push_back(2); });
-  (*n)->shutdown();
+  std::mutex mtx;
+  std::vector<std::string> order;
+  auto note = [&](std::string what) {
+    return [&, what](const shutdown_context& ctx) {
+      std::lock_guard g{mtx};
+      order.push_back(what + ":" + std::string{to_string(ctx.reason)});
+    };
+  };
+  // Added out of order: the phases decide.
+  REQUIRE_FALSE((*n)->add_shutdown_task(shutdown_phase::release_leases,
+                                        "leases", note("leases")));
+  REQUIRE_FALSE((*n)->add_shutdown_task(shutdown_phase::service_unbind,
+                                        "unbind", note("unbind")));
+  REQUIRE_FALSE((*n)->add_shutdown_task(shutdown_phase::cluster_leave, "leave",
+                                        note("leave")));
+  auto report = (*n)->shutdown();
   (*n)->shutdown(); // idempotent
-  CHECK(order == std::vector<int>{2, 1});
+  CHECK(order
+        == std::vector<std::string>{"unbind:application", "leave:application",
+                                    "leases:application"});
+  CHECK(report.reason == shutdown_reason::application);
+  CHECK(report.clean());
+  CHECK(report.phases.size() == shutdown_phase_count);
   n->reset(); // the destructor does not run them again
-  CHECK(order.size() == 2);
+  CHECK(order.size() == 3);
+}
+
+TEST_CASE("node: the coordinated_shutdown keys set the phase timeouts") {
+  log_guard guard;
+  auto n = node::start(
+    options({"--log.stderr=false",
+             "--coordinated_shutdown.cluster_exiting.timeout=250ms"}));
+  REQUIRE(n);
+  auto& t = (*n)->coordinated_shutdown().timeouts();
+  CHECK(t.of(shutdown_phase::cluster_exiting)
+        == std::chrono::milliseconds{250});
+  CHECK(t.of(shutdown_phase::cluster_leave) == std::chrono::seconds{5});
+  auto bad = node::start(options(
+    {"--log.stderr=false", "--coordinated_shutdown.cluster_leave.timeout=0s"}));
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message,
+             Catch::Contains("coordinated_shutdown.cluster_leave.timeout"));
 }
 
 TEST_CASE("node: the JSON log file receives the node's records") {
@@ -86,10 +123,12 @@ TEST_CASE("node: the JSON log file receives the node's records") {
     auto n = node::start(
       options({"--log.stderr=false", std::string{"--log.json_file="} + path}));
     REQUIRE(n);
-    (*n)->on_shutdown("noted", [] {});
+    (*n)->add_shutdown_task(shutdown_phase::service_stop, "noted",
+                            [](const shutdown_context&) {});
   }
   std::ifstream in{path};
   std::string text{std::istreambuf_iterator<char>{in}, {}};
-  CHECK_THAT(text, Catch::Contains("\"message\":\"shutdown: noted\""));
+  CHECK_THAT(text, Catch::Contains("\"message\":\"phase service_stop: 1 "
+                                   "task(s), timeout 5s\""));
   std::remove(path);
 }

@@ -53,22 +53,7 @@ cluster_system::start(runtime::node_options opts) {
   if (!remoting)
     return remoting.error();
   sys->remoting_ = *remoting;
-  auto members = cluster::cluster_handle::start(
-    *sys->node_, sys->remoting_,
-    [stop = sys->stop_](const std::string& reason) {
-      // A removal after this node's own leave (asked here, through the
-      // management API of any member, or by a signal) is the end that was
-      // asked for.
-      auto left = reason.rfind("left the cluster", 0) == 0;
-      if (left)
-        runtime::logger{"cluster"}.info("{}", reason);
-      else if (!stop->leaving.load() && !runtime::stop_requested()) {
-        stop->stopped_by_cluster.store(true);
-        runtime::logger{"cluster"}.error("the cluster stopped this node: {}",
-                                         reason);
-      }
-      runtime::request_stop();
-    });
+  auto members = cluster::cluster_handle::start(*sys->node_, sys->remoting_);
   if (!members)
     return members.error();
   sys->cluster_ = *members;
@@ -165,53 +150,19 @@ cluster_system::~cluster_system() {
   shutdown();
 }
 
-int cluster_system::run(runtime::timespan leave_timeout) {
-  while (!runtime::stop_requested())
+int cluster_system::run() {
+  auto& sequence = node_->coordinated_shutdown();
+  while (!runtime::stop_requested() && !sequence.started())
     runtime::sleep_unless_stopped(std::chrono::milliseconds{100});
-  if (management_)
-    management_->set_stopping();
-  remoting_.begin_shutdown();
-  leave(leave_timeout);
+  auto report = sequence.run_and_wait(runtime::shutdown_reason::signal);
   shutdown();
-  return stop_->stopped_by_cluster.load() ? 1 : 0;
+  return runtime::exit_code(report.reason);
 }
 
-bool cluster_system::leave(runtime::timespan timeout) {
-  using cluster::member_status;
-  auto self = cluster_.self_member(std::chrono::seconds{2});
-  if (!self || self->status == member_status::down
-      || self->status == member_status::removed)
-    return true; // not a member (any more), or downed: nothing to leave
-  stop_->leaving.store(true);
-  cluster_.leave(self->address);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    // An error: this node's membership stopped (it learned its removal).
-    auto me = cluster_.self_member(std::chrono::seconds{2});
-    if (!me || me->status == member_status::down
-        || me->status == member_status::removed)
-      return true;
-    // When no other member is joining, up or leaving (the last member, or
-    // the whole cluster stopping at once), no leader is left to remove
-    // this node: exiting is as far as it gets. Exiting means its
-    // hand-overs are done (their holds on the exit were released).
-    if (me->status == member_status::exiting) {
-      auto st = cluster_.state(std::chrono::seconds{2});
-      if (!st || !cluster::someone_stays(st->members, me->address))
-        return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds{100});
-  }
-  runtime::logger{"cluster"}.warning(
-    "leaving the cluster did not finish within {}: stopping anyway",
-    runtime::render_duration(timeout));
-  return false;
-}
-
-void cluster_system::shutdown() {
-  remoting_.begin_shutdown();
-  if (node_)
-    node_->shutdown();
+runtime::shutdown_report cluster_system::shutdown() {
+  if (!node_)
+    return {};
+  return node_->shutdown();
 }
 
 int fail(const runtime::error& err, const char* program) {

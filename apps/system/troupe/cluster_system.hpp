@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -33,13 +32,18 @@
 /// brain resolver configured as its downing provider. Anything more (a
 /// singleton, a proxy, sharding) is started on top of it.
 ///
-/// `run()` blocks until SIGTERM/SIGINT, or until the cluster stops this node
-/// (downed, removed: `cluster.shutdown_when_downed`), then leaves the
-/// cluster (singletons hand over to the next oldest), then shuts the node
-/// down gracefully: every module's shutdown task runs (singletons stop
-/// their instances and release their leases, awaited), then the actor
-/// system stops. The destructor shuts down (without leaving) if `run()` was
-/// not called.
+/// Shutdown is the node's coordinated shutdown
+/// (runtime/edge/troupe/runtime/coordinated_shutdown.hpp,
+/// docs/guides/operations.md): phases with timeouts (`coordinated_shutdown.*`
+/// keys) in which the management API's readiness turns 503, the shard
+/// regions hand off their shards, the node leaves the cluster (its
+/// singletons hand over to the next oldest), the singleton managers stop,
+/// the leases are released (awaited), and the actor system stops. It starts
+/// on SIGTERM/SIGINT (`run()`), when the cluster stops this node (downed,
+/// removed, refused) or when it learns it is leaving (a leave asked
+/// through the management API of any member), or when the application
+/// calls `shutdown()`; applications add their own tasks to any phase with
+/// `node().add_shutdown_task`. The destructor shuts down if nothing did.
 ///
 /// Errors of `start` name the key or value that was wrong (a bad flag, a
 /// refused bind address, invalid downing settings); nothing was left
@@ -125,29 +129,21 @@ public:
   runtime::expected<sharding::shard_region>
   sharding_proxy(std::string type_name, sharding::region_options options = {});
 
-  /// Blocks until a stop is requested (signal, or this node downed or
-  /// removed), then marks the management API's probes as stopping, leaves the
-  /// cluster gracefully (`leave`) and shuts down. Returns the process's exit
-  /// code: 0 after a signal, `request_stop` or `leave`, 1 when the cluster
-  /// stopped this node otherwise (it was downed or removed without leaving, or
-  /// it gave up joining, e.g. an incompatible configuration): a supervisor
-  /// (systemd, Kubernetes) then sees a failure, not a clean exit. The reason is
-  /// logged (ERROR).
-  int run(runtime::timespan leave_timeout = std::chrono::seconds{30});
+  /// Blocks until a stop is requested (SIGTERM/SIGINT) or the coordinated
+  /// shutdown started for another reason, then runs it (reason `signal`
+  /// unless it started already) and waits for its end. Returns the
+  /// process's exit code: 0 after a signal, `shutdown()` or a leave, 1 when
+  /// the cluster stopped this node against its will (downed, removed
+  /// without leaving, or it gave up joining, e.g. an incompatible
+  /// configuration: `runtime::exit_code`), so that a supervisor (systemd,
+  /// Kubernetes) sees a failure, not a clean exit. The reason is logged
+  /// (ERROR when the cluster stopped the node).
+  int run();
 
-  /// Leaves the cluster and waits until this node is removed (or downed,
-  /// or no longer a member), at most `timeout`: the leader moves it to
-  /// exiting, its singletons hand over (the exit gate holds the exit until
-  /// they did), then it is removed. Exiting is enough when no other member
-  /// is joining, up or leaving (the last member, or every member leaving
-  /// at once): no leader is left to remove it. Akka's CoordinatedShutdown
-  /// phases cluster-leave and cluster-exiting, in their simplest form:
-  /// false on a timeout (the node then stops anyway, and the others detect
-  /// it).
-  bool leave(runtime::timespan timeout = std::chrono::seconds{30});
-
-  /// Shuts the node down now (idempotent).
-  void shutdown();
+  /// Runs the coordinated shutdown (reason `application` unless it started
+  /// already) and waits for its end; returns its report. Idempotent; not
+  /// from a shutdown task.
+  runtime::shutdown_report shutdown();
 
 private:
   cluster_system() = default;
@@ -157,14 +153,6 @@ private:
   cluster::cluster_handle cluster_;
   downing::downing_handle resolver_;
   std::unique_ptr<management::management_service> management_;
-  // Whether this node asked to leave (a removal is then expected), and
-  // whether the cluster stopped it otherwise (run()'s exit code). Shared
-  // with the cluster daemon's shutdown hook.
-  struct stop_state {
-    std::atomic<bool> leaving{false};
-    std::atomic<bool> stopped_by_cluster{false};
-  };
-  std::shared_ptr<stop_state> stop_ = std::make_shared<stop_state>();
 };
 
 /// Prints `err`'s message to stderr as "<program>: <message>" and returns

@@ -10,9 +10,12 @@ namespace troupe::cluster {
 namespace {
 
 // Why a removed node stops: after its own leave (it was leaving or
-// exiting, Akka's only way to Removed without Down) the end it asked for,
-// "left the cluster..." (cluster_system exits 0); else a stop by the
-// cluster.
+// exiting, Akka's only way to Removed without Down) the end it asked for
+// (its process exits 0); else a stop by the cluster.
+self_stop_reason removal_kind(bool left) {
+  return left ? self_stop_reason::left : self_stop_reason::removed;
+}
+
 std::string removal_reason(bool left) {
   return left ? "left the cluster: removed after leaving"
               : "removed from the cluster";
@@ -258,7 +261,8 @@ void membership_engine::apply_join_effects(std::vector<join_effect> xs,
                  [&](join_self&) { self_join(t, out); },
                  [&](joined&) {},
                  [&](give_up& g) {
-                   terminate(fmt::format("gave up joining ({}): {}",
+                   terminate(self_stop_reason::join_unsuccessful,
+                             fmt::format("gave up joining ({}): {}",
                                          to_string(g.reason), g.message),
                              out);
                  },
@@ -360,7 +364,8 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
   auto& remote = m.gossip;
   if (!remote.has_member(self())) {
     if (remote.tombstones().count(self()) > 0)
-      terminate(fmt::format("{} (learned from {})",
+      terminate(removal_kind(left_gracefully(local)),
+                fmt::format("{} (learned from {})",
                             removal_reason(left_gracefully(local)),
                             to_string(m.from)),
                 out);
@@ -737,15 +742,17 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
   if (me != nullptr && me->status == member_status::exiting
       && g.members().size() == 1) {
     // The last member left: nobody else could remove it.
-    terminate("left the cluster as its last member", out);
+    terminate(self_stop_reason::left, "left the cluster as its last member",
+              out);
   } else if (me == nullptr) {
-    terminate(removal_reason(confirmed_exit_), out);
+    terminate(removal_kind(confirmed_exit_), removal_reason(confirmed_exit_),
+              out);
   } else if (me->status == member_status::down
              && settings_.shutdown_when_downed) {
     // Tell a few others first, so the down spreads even if this node was
     // the only one to know.
     gossip_tick(out);
-    terminate("this node was downed", out);
+    terminate(self_stop_reason::downed, "this node was downed", out);
   }
 }
 
@@ -796,12 +803,27 @@ bool membership_engine::left_gracefully(const gossip& local) const {
              || me->status == member_status::exiting);
 }
 
-void membership_engine::terminate(std::string reason, effects& out) {
+void membership_engine::terminate(self_stop_reason why, std::string text,
+                                  effects& out) {
   if (terminated_)
     return;
   terminated_ = true;
-  out.info.push_back("shutting down: " + reason);
-  out.shutdown = std::move(reason);
+  out.info.push_back("shutting down: " + text);
+  out.shutdown = self_stop{why, std::move(text)};
+}
+
+std::string_view to_string(self_stop_reason reason) noexcept {
+  switch (reason) {
+    case self_stop_reason::left:
+      return "left";
+    case self_stop_reason::downed:
+      return "downed";
+    case self_stop_reason::removed:
+      return "removed";
+    case self_stop_reason::join_unsuccessful:
+      return "join_unsuccessful";
+  }
+  return "unknown";
 }
 
 } // namespace troupe::cluster

@@ -127,6 +127,29 @@ struct outbound_message {
   membership_message message;
 };
 
+/// Why this node must stop, as the engine decided it.
+enum class self_stop_reason : uint8_t {
+  /// Removed (or exiting as the last member) after its own leave.
+  left,
+  /// Downed (with `shutdown_when_downed`).
+  downed,
+  /// Removed without having left (it learned so from a tombstone or a
+  /// newer view).
+  removed,
+  /// Gave up joining (shutdown_after_unsuccessful_join_seed_nodes, or its
+  /// configuration was refused).
+  join_unsuccessful,
+};
+
+/// The reason's name, e.g. "downed".
+std::string_view to_string(self_stop_reason reason) noexcept;
+
+/// A stop decision: its kind and the text the log shows.
+struct self_stop {
+  self_stop_reason reason = self_stop_reason::removed;
+  std::string text;
+};
+
 /// What the owner must do after one call, in this order: send, publish
 /// events, tell remoting about removed nodes (`node_removed`: remote
 /// watches on them fire at once, the transport quarantines them after
@@ -143,8 +166,8 @@ struct membership_effects {
   /// actions, marking unreachable, joining, leaving, downing).
   std::vector<std::string> info;
   /// Set when this node must stop: it was downed or removed, or it gave up
-  /// joining. The text says which.
-  std::optional<std::string> shutdown;
+  /// joining.
+  std::optional<self_stop> shutdown;
 
   bool empty() const noexcept {
     return send.empty() && events.empty() && removed.empty() && info.empty()
@@ -319,7 +342,7 @@ private:
   void tell_if_removed(const unique_address& node, effects& out);
   double different_view_probability() const;
   void confirm_exit(effects& out);
-  void terminate(std::string reason, effects& out);
+  void terminate(self_stop_reason why, std::string text, effects& out);
   // True if this node was leaving or exiting (in `local`, or it confirmed
   // its exit): its removal is the end of its own leave.
   bool left_gracefully(const gossip& local) const;

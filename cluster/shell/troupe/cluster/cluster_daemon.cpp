@@ -28,6 +28,8 @@ struct daemon_state {
   std::unique_ptr<membership_engine> engine;
   remoting_handle remoting;
   shutdown_hook on_shutdown;
+  leaving_hook on_leaving;
+  bool saw_leaving = false;
   std::optional<runtime::caf_clock_source> own_clock;
   const runtime::clock_source* clock = nullptr;
   std::vector<caf::actor> subscribers;
@@ -150,9 +152,17 @@ void execute(daemon_self self, membership_effects fx) {
                              st.quarantine_after);
   for (auto& line : fx.info)
     st.log.info("{}", line);
+  if (!st.saw_leaving && st.on_leaving)
+    for (auto& e : fx.events)
+      if (auto* left = std::get_if<member_left>(&e);
+          left != nullptr && left->member.address == st.engine->self()) {
+        st.saw_leaving = true;
+        st.on_leaving();
+        break;
+      }
   if (fx.shutdown) {
     st.log.info("this node ({}) stops: {}", to_string(st.engine->self()),
-                *fx.shutdown);
+                fx.shutdown->text);
     publish_last_view(self);
     if (st.on_shutdown)
       st.on_shutdown(*fx.shutdown);
@@ -267,6 +277,7 @@ cluster_daemon::behavior_type daemon(daemon_self self, remoting_handle remoting,
   auto& st = self->state;
   st.remoting = std::move(remoting);
   st.on_shutdown = std::move(settings.on_shutdown);
+  st.on_leaving = std::move(settings.on_leaving);
   st.counters = std::move(settings.counters);
   st.quarantine_after = settings.quarantine_removed_after;
   if (settings.clock) {

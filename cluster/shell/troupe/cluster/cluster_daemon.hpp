@@ -114,8 +114,15 @@ using cluster_daemon = detail::daemon_actor_of<membership_message>::type;
 
 /// Called once, on the daemon's thread, when the engine decides this node
 /// must stop (it was downed or removed with `cluster.shutdown_when_downed`,
-/// or it gave up joining). The argument is the engine's reason.
-using shutdown_hook = std::function<void(const std::string& reason)>;
+/// it was removed after leaving, or it gave up joining). The argument is
+/// the engine's decision. Must not block (it runs in the daemon's actor).
+using shutdown_hook = std::function<void(const self_stop& stop)>;
+
+/// Called once, on the daemon's thread, when this node first sees itself
+/// leaving (its own leave or one asked by another member, e.g. through the
+/// management API). Akka runs the node's coordinated shutdown then; so does
+/// `cluster_handle::start` on a runtime node. Must not block.
+using leaving_hook = std::function<void()>;
 
 /// Counters of one daemon for metrics (management's `/metrics`): written
 /// by the daemon's thread, read from any (relaxed atomics; each value is
@@ -152,6 +159,8 @@ struct cluster_daemon_settings {
   uint64_t seed = 0;
   /// See `shutdown_hook`; empty: only logged.
   shutdown_hook on_shutdown;
+  /// See `leaving_hook`; empty: nothing.
+  leaving_hook on_leaving;
   /// How long after its removal a node is quarantined in the transport
   /// (no more traffic with its uid): the removed node must still receive
   /// the gossip that removed it, or it would never learn it and stop

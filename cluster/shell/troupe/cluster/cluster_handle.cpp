@@ -1,7 +1,9 @@
 #include "troupe/cluster/cluster_handle.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -13,6 +15,7 @@
 #include "troupe/cluster/frame.hpp"
 #include "troupe/cluster/remoting_errc.hpp"
 #include "troupe/runtime/caf_glue.hpp"
+#include "troupe/runtime/log.hpp"
 #include "troupe/runtime/stop_signal.hpp"
 
 namespace troupe::cluster {
@@ -63,6 +66,107 @@ cluster_handle::start(caf::actor_system& sys, remoting_handle remoting,
   return h;
 }
 
+namespace {
+
+runtime::shutdown_reason shutdown_reason_of(self_stop_reason why) {
+  switch (why) {
+    case self_stop_reason::left:
+      return runtime::shutdown_reason::cluster_leaving;
+    case self_stop_reason::downed:
+      return runtime::shutdown_reason::cluster_downing;
+    case self_stop_reason::removed:
+      return runtime::shutdown_reason::cluster_removed;
+    case self_stop_reason::join_unsuccessful:
+      return runtime::shutdown_reason::cluster_join_unsuccessful;
+  }
+  return runtime::shutdown_reason::cluster_removed;
+}
+
+// How far a leave has come, as this node sees its own member.
+enum class leave_stage { leaving, exiting, removed };
+
+// True when this node's own membership reached `stage`: its status, or it
+// is no longer a member (an error: removed, or the daemon stopped). Exiting
+// is as far as a node gets when no other member stays to remove it (the
+// last member, or all leaving at once): no leader is left to do it.
+bool reached(const cluster_handle& h, leave_stage stage,
+             runtime::timespan timeout) {
+  auto me = h.self_member(timeout);
+  if (!me)
+    return true;
+  switch (me->status) {
+    case member_status::down:
+    case member_status::removed:
+      return true;
+    case member_status::exiting: {
+      if (stage != leave_stage::removed)
+        return true;
+      auto st = h.state(timeout);
+      return !st || !someone_stays(st->members, me->address);
+    }
+    case member_status::leaving:
+      return stage == leave_stage::leaving;
+    default:
+      return false;
+  }
+}
+
+// Polls `reached` until it holds or the phase's deadline passes; a timeout
+// is the phase's (the runner logs it).
+void wait_until(const cluster_handle& h, leave_stage stage,
+                const runtime::shutdown_context& ctx) {
+  using namespace std::chrono_literals;
+  while (ctx.remaining() > 0ns) {
+    if (reached(h, stage, std::min<runtime::timespan>(2s, ctx.remaining())))
+      return;
+    std::this_thread::sleep_for(
+      std::min<runtime::timespan>(50ms, ctx.remaining()));
+  }
+}
+
+// Adds the cluster's tasks to `node`'s coordinated shutdown: leave and wait
+// through leaving, exiting and removal (Akka's cluster-leave,
+// cluster-exiting and cluster-exiting-done), then stop the daemon. A node
+// the cluster stopped (downed, removed, refused) has nothing to leave.
+void add_shutdown_tasks(runtime::node& node, const cluster_handle& h) {
+  using runtime::shutdown_phase;
+  auto self = h.self_address();
+  node.add_shutdown_task(
+    shutdown_phase::cluster_leave, "cluster leave",
+    [h, self](const runtime::shutdown_context& ctx) {
+      if (runtime::stopped_by_cluster(ctx.reason))
+        return;
+      auto me = h.self_member(
+        std::min<runtime::timespan>(std::chrono::seconds{2}, ctx.remaining()));
+      if (!me || me->status == member_status::down
+          || me->status == member_status::removed)
+        return;
+      if (me->status != member_status::leaving
+          && me->status != member_status::exiting) {
+        runtime::logger{"cluster"}.info("leaving the cluster ({})",
+                                        to_string(ctx.reason));
+        h.leave(self);
+      }
+      wait_until(h, leave_stage::leaving, ctx);
+    });
+  node.add_shutdown_task(shutdown_phase::cluster_exiting,
+                         "cluster exiting (singletons handed over)",
+                         [h](const runtime::shutdown_context& ctx) {
+                           if (!runtime::stopped_by_cluster(ctx.reason))
+                             wait_until(h, leave_stage::exiting, ctx);
+                         });
+  node.add_shutdown_task(shutdown_phase::cluster_exiting_done,
+                         "cluster exiting done (removed)",
+                         [h](const runtime::shutdown_context& ctx) {
+                           if (!runtime::stopped_by_cluster(ctx.reason))
+                             wait_until(h, leave_stage::removed, ctx);
+                         });
+  node.add_shutdown_task(shutdown_phase::cluster_shutdown, "cluster daemon",
+                         [h](const runtime::shutdown_context&) { h.stop(); });
+}
+
+} // namespace
+
 runtime::expected<cluster_handle>
 cluster_handle::start(runtime::node& node, remoting_handle remoting,
                       shutdown_hook hook) {
@@ -73,12 +177,30 @@ cluster_handle::start(runtime::node& node, remoting_handle remoting,
   s.membership = std::move(*membership);
   s.config = join_config_of(node.cfg());
   s.checker = join_config_checker_of(node.cfg());
-  s.on_shutdown = hook ? std::move(hook)
-                       : [](const std::string&) { runtime::request_stop(); };
+  auto* n = &node;
+  s.on_shutdown = [n, hook = std::move(hook)](const self_stop& stop) {
+    if (hook)
+      hook(stop);
+    auto reason = shutdown_reason_of(stop.reason);
+    if (runtime::stopped_by_cluster(reason))
+      runtime::logger{"cluster"}.error("the cluster stopped this node: {}",
+                                       stop.text);
+    else
+      runtime::logger{"cluster"}.info("{}", stop.text);
+    n->coordinated_shutdown().run(reason);
+    runtime::request_stop();
+  };
+  s.on_leaving = [n] {
+    if (n->coordinated_shutdown().run(
+          runtime::shutdown_reason::cluster_leaving))
+      runtime::logger{"cluster"}.info(
+        "this node is leaving the cluster: coordinated shutdown started");
+    runtime::request_stop();
+  };
   s.clock = &node.clock();
   auto h = start(node.system(), std::move(remoting), std::move(s));
   if (h)
-    node.on_shutdown("cluster", [x = *h] { x.stop(); });
+    add_shutdown_tasks(node, *h);
   return h;
 }
 

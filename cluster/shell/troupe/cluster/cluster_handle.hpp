@@ -63,11 +63,24 @@ public:
   /// (`cluster.name` and `troupe.protocol_version`, both must match, and
   /// every key a module marked with `config_schema::check_on_join`, which
   /// must match when both nodes have it: join_config_of and
-  /// join_config_checker_of in join_config_checker.hpp). `hook`
-  /// runs when the node must stop; empty: `runtime::request_stop()` (the
-  /// process's main loop then shuts the node down, as on SIGTERM). The
-  /// node's shutdown stops the daemon. Errors: invalid_settings naming the
-  /// key, and those of the other `start`.
+  /// join_config_checker_of in join_config_checker.hpp).
+  ///
+  /// Coordinated shutdown (coordinated_shutdown.hpp): when the daemon
+  /// decides this node must stop, `hook` runs (if any), the stop is logged
+  /// (ERROR when the cluster stopped the node: downed, removed without
+  /// leaving, refused), and the node's coordinated shutdown starts with the
+  /// matching reason (cluster_downing, cluster_removed,
+  /// cluster_join_unsuccessful, or cluster_leaving after its own leave);
+  /// when this node first sees itself leaving (a leave asked here or by
+  /// another member, e.g. through the management API) it starts with
+  /// cluster_leaving, as Akka's does. Both also set the process's stop
+  /// flag (`runtime::request_stop`) so that a main loop wakes up. The
+  /// daemon adds its tasks: `cluster_leave` (leave, unless the cluster
+  /// stopped the node, and wait until leaving), `cluster_exiting` (wait
+  /// until exiting: the singletons were handed over), `cluster_exiting_done`
+  /// (wait until removed, or exiting when no member stays to remove it),
+  /// `cluster_shutdown` (stop the daemon). Errors: invalid_settings naming
+  /// the key, and those of the other `start`.
   static runtime::expected<cluster_handle>
   start(runtime::node& node, remoting_handle remoting, shutdown_hook hook = {});
 

@@ -115,7 +115,15 @@ remoting_handle::start(runtime::node& node, uint64_t uid,
                       remoting_settings_from_config(node.cfg()));
   if (!handle)
     return handle;
-  node.on_shutdown("remoting", [h = *handle] { h.stop(); });
+  // Dead letters are expected from the moment the node stops taking work
+  // (the others still send to its regions and singletons until they learn
+  // it left); the transport goes last, with the actors.
+  node.add_shutdown_task(
+    runtime::shutdown_phase::service_unbind, "remoting: quiet dead letters",
+    [h = *handle](const runtime::shutdown_context&) { h.begin_shutdown(); });
+  node.add_shutdown_task(
+    runtime::shutdown_phase::actor_system_terminate, "remoting",
+    [h = *handle](const runtime::shutdown_context&) { h.stop(); });
   return handle;
 }
 

@@ -220,7 +220,9 @@ downing_handle::start(runtime::node& node, cluster::cluster_handle cluster) {
   }
   auto h = start(node.system(), std::move(cluster), std::move(settings));
   if (h && h->active())
-    node.on_shutdown("downing", [x = *h] { x.stop(); });
+    node.add_shutdown_task(
+      runtime::shutdown_phase::cluster_shutdown, "split brain resolver",
+      [x = *h](const runtime::shutdown_context&) { x.stop(); });
   return h;
 }
 

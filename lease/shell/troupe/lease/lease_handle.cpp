@@ -1,5 +1,6 @@
 #include "troupe/lease/lease_handle.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include <caf/scheduler/test_coordinator.hpp>
@@ -73,13 +74,16 @@ lease_handle::spawn(runtime::node& node, lease_settings settings,
   if (!result)
     return result;
   auto handle = *result;
-  node.on_shutdown("release lease \"" + handle.settings().name + "\"",
-                   [handle, release_timeout]() mutable {
-                     if (auto err = handle.release(release_timeout))
-                       runtime::logger{"lease"}.warning(
-                         "release of \"{}\" on shutdown failed: {}",
-                         handle.settings().name, runtime::error_message(err));
-                   });
+  node.add_shutdown_task(
+    runtime::shutdown_phase::release_leases,
+    "release lease \"" + handle.settings().name + "\"",
+    [handle, release_timeout](const runtime::shutdown_context& ctx) mutable {
+      auto budget = std::min(release_timeout, ctx.remaining());
+      if (auto err = handle.release(budget))
+        runtime::logger{"lease"}.warning(
+          "release of \"{}\" on shutdown failed: {}", handle.settings().name,
+          runtime::error_message(err));
+    });
   node.stop_on_shutdown(caf::actor_cast<caf::strong_actor_ptr>(handle.actor_));
   return result;
 }

@@ -94,6 +94,14 @@ std::string render_metrics(const metrics_snapshot& s) {
     drops.push_back({{{"reason", reason}}, n});
   counter(reg, "troupe_transport_drops_total",
           "Frames the transport dropped, by reason", drops);
+  std::vector<std::pair<Labels, uint64_t>> phases;
+  for (auto p : runtime::all_shutdown_phases())
+    phases.push_back({{{"phase", std::string{runtime::to_string(p)}}},
+                      s.shutdown_phase == p ? uint64_t{1} : uint64_t{0}});
+  gauge(reg, "troupe_coordinated_shutdown_phase",
+        "1 for the coordinated shutdown's phase running now (all 0: not "
+        "shutting down)",
+        phases);
   std::ostringstream out;
   prometheus::TextSerializer{}.Serialize(out, reg.Collect());
   return out.str();

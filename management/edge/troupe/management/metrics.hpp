@@ -1,9 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "troupe/runtime/shutdown_sequence.hpp"
 
 /// @file
 /// The management API's `/metrics` (docs/design/management.md, "Metrics"):
@@ -63,6 +66,9 @@ struct metrics_snapshot {
   uint64_t transport_bytes_in = 0;
   /// Frames dropped by reason name (queue_overflow, ...).
   std::vector<std::pair<std::string, uint64_t>> transport_drops;
+  /// The coordinated shutdown's running phase (none: not shutting down,
+  /// or done).
+  std::optional<runtime::shutdown_phase> shutdown_phase;
 };
 
 /// The Prometheus text exposition of `s`.

@@ -54,6 +54,9 @@ runtime::module management_module() {
 
 struct management_service::state {
   caf::actor_system* sys = nullptr;
+  // The node (it outlives this service: the HTTP server stops in its
+  // coordinated shutdown).
+  runtime::node* node = nullptr;
   cluster::cluster_handle cluster;
   cluster::remoting_handle remoting;
   std::optional<std::string> oldest_role;
@@ -317,6 +320,7 @@ public:
       s.transport_drops.emplace_back(
         cluster::to_string(static_cast<cluster::drop_reason>(i)),
         tm.total.drops[i]);
+    s.shutdown_phase = st_->node->coordinated_shutdown().current_phase();
     return render_metrics(s);
   }
 
@@ -468,6 +472,7 @@ management_service::start(runtime::node& node, cluster::cluster_handle cluster,
     return settings.error();
   auto st = std::make_shared<state>();
   st->sys = &node.system();
+  st->node = &node;
   st->cluster = cluster;
   st->remoting = remoting;
   st->query_timeout = settings->query_timeout;
@@ -509,9 +514,17 @@ management_service::start(runtime::node& node, cluster::cluster_handle cluster,
     st->server = std::move(*server);
   }
   std::unique_ptr<management_service> svc{new management_service(st)};
-  // The agent is detached (its own thread): it must be gone before the
-  // actor system stops, or stopping would wait for its thread forever.
-  node.on_shutdown("management", [st] { stop_service(*st); });
+  // Readiness turns 503 as the node stops taking work (Kubernetes takes it
+  // out of its Services); the API keeps answering (/alive, /metrics,
+  // /cluster/members) through the rest of the shutdown. The agent is
+  // detached (its own thread): it must be gone before the actor system
+  // stops, or stopping would wait for its thread forever.
+  node.add_shutdown_task(
+    runtime::shutdown_phase::service_unbind, "management readiness",
+    [st](const runtime::shutdown_context&) { st->stopping.store(true); });
+  node.add_shutdown_task(
+    runtime::shutdown_phase::before_actor_system_terminate, "management API",
+    [st](const runtime::shutdown_context&) { stop_service(*st); });
   return svc;
 }
 

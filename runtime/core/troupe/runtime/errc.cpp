@@ -30,6 +30,8 @@ const char* to_string(errc x) noexcept {
       return "http_bad_request";
     case errc::http_shutdown:
       return "http_shutdown";
+    case errc::shutdown_phase_passed:
+      return "shutdown_phase_passed";
   }
   return "unknown";
 }

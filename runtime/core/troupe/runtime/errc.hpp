@@ -36,6 +36,9 @@ enum class errc : uint8_t {
   http_bad_request,
   /// HTTP: the client is shutting down.
   http_shutdown,
+  /// Coordinated shutdown: a task was added for a phase that already
+  /// started (it would never run).
+  shutdown_phase_passed,
 };
 
 /// The enumerator's name, e.g. "http_timeout".

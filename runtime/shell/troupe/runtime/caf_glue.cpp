@@ -6,6 +6,7 @@
 
 #include "troupe/runtime/errc.hpp"
 #include "troupe/runtime/http_types.hpp"
+#include "troupe/runtime/shutdown_sequence.hpp"
 #include "troupe/runtime/unique_address.hpp"
 
 namespace troupe::runtime {
@@ -56,6 +57,7 @@ void declare_runtime_config(config_schema& schema) {
                     "CAF work-stealing sleep between polls when idle; 0us "
                     "trades idle CPU for ~120us lower cross-process "
                     "latency."));
+  declare_shutdown_config(schema);
 }
 
 module runtime_module() {

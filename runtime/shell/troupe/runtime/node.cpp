@@ -63,10 +63,10 @@ struct node::impl {
   std::unique_ptr<node_config> caf_cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::unique_ptr<caf_clock_source> clock;
+  std::unique_ptr<runtime::coordinated_shutdown> shutdown;
   std::mutex mtx;
-  std::vector<std::pair<std::string, std::function<void()>>> tasks;
   std::vector<caf::strong_actor_ptr> actors;
-  bool stopped = false;
+  std::optional<shutdown_report> report;
 };
 
 expected<std::unique_ptr<node>> node::start(node_options opts) {
@@ -88,6 +88,22 @@ expected<std::unique_ptr<node>> node::start(node_options opts) {
     = std::make_unique<node_config>(*st->cfg, modules, opts.deterministic);
   st->sys = std::make_unique<caf::actor_system>(*st->caf_cfg);
   st->clock = std::make_unique<caf_clock_source>(st->sys->clock());
+  st->shutdown = std::make_unique<runtime::coordinated_shutdown>(
+    shutdown_timeouts_from_config(*st->cfg));
+  auto* raw = st.get();
+  st->shutdown->add_task(shutdown_phase::actor_system_terminate, "stop actors",
+                         [raw](const shutdown_context&) {
+                           std::vector<caf::strong_actor_ptr> actors;
+                           {
+                             std::lock_guard guard{raw->mtx};
+                             actors.swap(raw->actors);
+                           }
+                           for (auto& a : actors)
+                             caf::anon_send_exit(
+                               a, caf::exit_reason::user_shutdown);
+                           actors.clear();
+                           raw->sys->await_actors_before_shutdown(false);
+                         });
   return std::unique_ptr<node>{new node(std::move(st))};
 }
 
@@ -115,9 +131,13 @@ const clock_source& node::clock() const noexcept {
   return *impl_->clock;
 }
 
-void node::on_shutdown(std::string name, std::function<void()> task) {
-  std::lock_guard guard{impl_->mtx};
-  impl_->tasks.emplace_back(std::move(name), std::move(task));
+runtime::coordinated_shutdown& node::coordinated_shutdown() noexcept {
+  return *impl_->shutdown;
+}
+
+error node::add_shutdown_task(shutdown_phase phase, std::string name,
+                              shutdown_task task) {
+  return impl_->shutdown->add_task(phase, std::move(name), std::move(task));
 }
 
 void node::stop_on_shutdown(caf::strong_actor_ptr actor) {
@@ -125,31 +145,21 @@ void node::stop_on_shutdown(caf::strong_actor_ptr actor) {
   impl_->actors.push_back(std::move(actor));
 }
 
-void node::shutdown() {
-  std::vector<std::pair<std::string, std::function<void()>>> tasks;
-  std::vector<caf::strong_actor_ptr> actors;
+shutdown_report node::shutdown() {
   {
     std::lock_guard guard{impl_->mtx};
-    if (impl_->stopped)
-      return;
-    impl_->stopped = true;
-    tasks.swap(impl_->tasks);
-    actors.swap(impl_->actors);
+    if (impl_->report)
+      return *impl_->report;
   }
-  logger log{"node"};
-  for (auto i = tasks.rbegin(); i != tasks.rend(); ++i) {
-    log.info("shutdown: {}", i->first);
-    i->second();
-  }
+  auto report = impl_->shutdown->run_and_wait(shutdown_reason::application);
   // What the tasks captured (module handles, and through them the
   // application's factories with their actor handles) is released now,
   // while the actor system still exists.
-  tasks.clear();
-  for (auto& a : actors)
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  actors.clear();
-  impl_->sys->await_actors_before_shutdown(false);
+  impl_->shutdown->release_tasks();
   flush_logs();
+  std::lock_guard guard{impl_->mtx};
+  impl_->report = report;
+  return report;
 }
 
 } // namespace troupe::runtime

@@ -10,6 +10,7 @@
 
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/config.hpp"
+#include "troupe/runtime/coordinated_shutdown.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/module.hpp"
 
@@ -31,19 +32,25 @@ struct node_options {
   bool deterministic = false;
 };
 
-/// One troupe process: it owns the configuration and the
+/// One troupe process: it owns the configuration, the
 /// `caf::actor_system`, registered with every module's message types and
-/// error categories, with logging configured from `log.*`.
+/// error categories, with logging configured from `log.*`, and the node's
+/// coordinated shutdown (coordinated_shutdown.hpp) with its phase timeouts
+/// from `coordinated_shutdown.*`.
 ///
-/// Shutdown: `shutdown()` runs the registered shutdown tasks (latest first:
-/// e.g. releasing leases, each awaited by the task itself), releases what
-/// they captured, then stops every registered actor. It is idempotent and
-/// also runs from the destructor. The actor system itself is destroyed by
-/// the destructor, after everything that owns the node released its actor
-/// handles: releasing a handle after its system is gone crashes CAF 0.17
-/// (every demo node crashed so on exit). Thread-safety: `on_shutdown` and
-/// `shutdown` are thread-safe; `system()` and `cfg()` may be used from any
-/// thread.
+/// Shutdown: modules and applications add tasks to the phases
+/// (`add_shutdown_task`); `shutdown()` runs the sequence (reason
+/// application, unless it runs already for another reason) and waits for
+/// it. The node's own task, in `actor_system_terminate`, stops the actors
+/// registered with `stop_on_shutdown` and tells the actor system not to
+/// wait for actors nobody registered. After the sequence, what the tasks
+/// captured is released while the actor system still exists. The actor
+/// system itself is destroyed by the destructor (which shuts down first),
+/// after everything that owns the node released its actor handles:
+/// releasing a handle after its system is gone crashes CAF 0.17 (every
+/// demo node crashed so on exit). Thread-safety: every member function may
+/// be used from any thread; `shutdown()` must not be called from a
+/// shutdown task (it would wait for itself).
 class node {
 public:
   /// Loads and validates the configuration (errors name every bad key and
@@ -63,17 +70,23 @@ public:
   /// deterministic coordinator).
   const clock_source& clock() const noexcept;
 
-  /// Registers a task for graceful shutdown.
-  void on_shutdown(std::string name, std::function<void()> task);
+  /// The node's coordinated shutdown: start it (`run`) with a reason, ask
+  /// whether it started, add tasks.
+  runtime::coordinated_shutdown& coordinated_shutdown() noexcept;
 
-  /// Sends `actor` an exit (user_shutdown) after the shutdown tasks ran.
+  /// Adds a task to `phase` of the coordinated shutdown (see
+  /// coordinated_shutdown::add_task; the error is also logged).
+  error add_shutdown_task(shutdown_phase phase, std::string name,
+                          shutdown_task task);
+
+  /// Sends `actor` an exit (user_shutdown) in the phase
+  /// actor_system_terminate.
   void stop_on_shutdown(caf::strong_actor_ptr actor);
 
-  /// Runs the shutdown tasks once (latest first), stops the actors
-  /// registered with `stop_on_shutdown`, and tells the actor system not to
-  /// wait for actors nobody registered when the destructor stops it (they
-  /// would keep it alive).
-  void shutdown();
+  /// Runs the coordinated shutdown (reason application, unless it started
+  /// already) and waits until it is complete; then releases what the tasks
+  /// captured. Idempotent. Returns the report (the same on every call).
+  shutdown_report shutdown();
 
 private:
   struct impl;

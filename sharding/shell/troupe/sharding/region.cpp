@@ -977,11 +977,24 @@ start_on_node(runtime::node& node, cluster::cluster_handle cluster,
                                     proxy_only, !proxy_only);
   if (!region)
     return region;
+  // The region hands its shards off before the node leaves (Akka's
+  // cluster-sharding-shutdown-region); a downed node's region stopped its
+  // entities already (never hosting again), so there it ends at once. The
+  // coordinator is a singleton: handed over in cluster_exiting, its
+  // manager stopped with the others.
+  node.add_shutdown_task(
+    runtime::shutdown_phase::cluster_sharding_shutdown_region,
+    "sharding region " + region->type_name(),
+    [r = *region, timeout](const runtime::shutdown_context& ctx) {
+      r.stop_and_wait(std::min(timeout, ctx.remaining()));
+    });
   if (auto coordinator = region->coordinator_manager())
-    node.on_shutdown("sharding coordinator " + region->type_name(),
-                     [m = *coordinator] { m.stop_and_wait(); });
-  node.on_shutdown("sharding " + region->type_name(),
-                   [r = *region, timeout] { r.stop_and_wait(timeout); });
+    node.add_shutdown_task(
+      runtime::shutdown_phase::cluster_shutdown,
+      "sharding coordinator " + region->type_name(),
+      [m = *coordinator](const runtime::shutdown_context& ctx) {
+        m.stop_and_wait(ctx.remaining());
+      });
   return region;
 }
 

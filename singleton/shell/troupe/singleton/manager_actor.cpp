@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -518,12 +519,16 @@ singleton_manager::start(runtime::node& node, cluster::cluster_handle cluster,
   auto timeout = options.stop_timeout;
   auto h = start(node.system(), std::move(cluster), std::move(remoting),
                  std::move(type_name), std::move(factory), std::move(options));
-  // Registered after the lease's own task and after the cluster's: the
-  // node runs its shutdown tasks latest first, so the manager stops (and
-  // releases) before the lease actor and the cluster daemon go.
+  // After the leave (cluster_exiting handed the instance over) and before
+  // release_leases: an instance still running here (the node was downed,
+  // or the leave timed out) stops, and its lease is released, before the
+  // lease actors go.
   if (h)
-    node.on_shutdown("singleton " + h->type_name(),
-                     [x = *h, timeout] { x.stop_and_wait(timeout); });
+    node.add_shutdown_task(
+      runtime::shutdown_phase::cluster_shutdown, "singleton " + h->type_name(),
+      [x = *h, timeout](const runtime::shutdown_context& ctx) {
+        x.stop_and_wait(std::min(timeout, ctx.remaining()));
+      });
   return h;
 }
 
