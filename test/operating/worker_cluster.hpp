@@ -51,18 +51,21 @@ struct worker_cluster {
           std::vector<std::string> f{
             "--singleton=jobs",
             "--singleton_journal=" + singleton_journal.string(),
-            "--singleton.role=worker",
-            "--sharding.role=worker",
+            "--singleton.role=worker", "--sharding.role=worker",
             "--singleton.hand_over_retry_interval=200ms",
             "--singleton.proxy.identification_interval=200ms",
             "--singleton.restart_min_backoff=200ms",
             "--singleton.use_lease=true",
             "--singleton.lease_retry_interval=500ms",
-            "--sharding.use_lease=true",
-            "--lease.backend=file",
-            "--lease.ttl=20s",
-            "--lease.renewal_interval=1s",
-            "--lease.file.directory=" + leases.string()};
+            "--sharding.use_lease=true", "--lease.backend=file",
+            "--lease.ttl=20s", "--lease.renewal_interval=1s",
+            "--lease.file.directory=" + leases.string(),
+            // Longer than sharded_cluster::terminate's 20 s bound: a
+            // hand-off or hand-over stuck until its phase's timeout fails
+            // the test instead of passing late.
+            "--coordinated_shutdown.cluster_sharding_shutdown_region.timeout="
+            "30s",
+            "--coordinated_shutdown.cluster_exiting.timeout=30s"};
           if (slot > 0)
             f.emplace_back("--cluster.roles=worker");
           for (auto& x : more(slot))
