@@ -4,6 +4,7 @@
 //   troupe-config check [--k=v ...]   load file/env/flags as a node would,
 //                                     report every problem, or print the
 //                                     effective values with their origins
+//   troupe-config --version           troupe's version (troupe/version.hpp)
 
 #include <cstdio>
 #include <string>
@@ -26,6 +27,7 @@
 #include "troupe/runtime/monotonic_clock.hpp"
 #include "troupe/sharding/sharding_settings.hpp"
 #include "troupe/singleton/singleton_settings.hpp"
+#include "troupe/version.hpp"
 
 using namespace troupe;
 
@@ -140,6 +142,8 @@ int check(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   CLI::App app{"troupe-config: the configuration reference and checker"};
+  app.set_version_flag("--version", std::string{"troupe-config (troupe "}
+                                      + library_version().text + ")");
   app.require_subcommand(1);
   auto* doc_cmd = app.add_subcommand("doc", "print the Markdown reference");
   auto* check_cmd = app.add_subcommand(
@@ -151,7 +155,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Help is success; any other parse error is a usage error (exit 2).
+    // Help and --version are success; any other parse error is a usage
+    // error (exit 2).
     auto rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

@@ -17,6 +17,7 @@
 #include "troupe/runtime/stop_signal.hpp"
 #include "troupe/sharding/sharding.hpp"
 #include "troupe/singleton/caf_glue.hpp"
+#include "troupe/version.hpp"
 
 namespace troupe {
 
@@ -66,6 +67,11 @@ cluster_system::start(runtime::node_options opts) {
   if (!api)
     return api.error();
   sys->management_ = std::move(*api);
+  // The version and the node in one line: what a bug report needs first.
+  runtime::logger{"node"}.info(
+    "troupe {} started node {} of cluster {}", library_version().text,
+    runtime::to_string(sys->remoting_.local_address()),
+    cfg.get<std::string>("cluster.name"));
   return sys;
 }
 
