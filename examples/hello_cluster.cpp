@@ -132,8 +132,10 @@ int main(int argc, char** argv) {
   // until the member is up and the singleton and the shard run.
   auto answered = ask(app, *greeters, *counters, 30s);
   std::fflush(stdout);
-  // Leave the cluster and shut down, as after SIGTERM.
+  // The coordinated shutdown, as after SIGTERM: the shards are handed off
+  // and the singleton handed over (here to nobody), the node leaves, the
+  // leases are released, the node stops.
   runtime::request_stop();
-  auto rc = app.run(10s);
+  auto rc = app.run();
   return answered ? rc : 1;
 }
