@@ -253,6 +253,13 @@ TEST_CASE("cluster daemon (tcp): nodes started from configuration join "
   c1->down(c2->self_address());
   CHECK(eventually([&] { return second_stops->count() == 1; }, 20s));
   CHECK(first_stops->count() == 0);
-  second->shutdown();
+  // The downed node's coordinated shutdown started with the cluster's
+  // reason (its process would exit 1), and skipped the leave.
+  auto& downed = second->coordinated_shutdown();
+  CHECK(downed.reason() == runtime::shutdown_reason::cluster_downing);
+  CHECK_FALSE(first->coordinated_shutdown().started());
+  auto report = second->shutdown();
+  CHECK(report.reason == runtime::shutdown_reason::cluster_downing);
+  CHECK(runtime::exit_code(report.reason) == 1);
   first->shutdown();
 }
