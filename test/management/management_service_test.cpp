@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -252,6 +253,17 @@ TEST_CASE("management service: a member leaves through PUT, and a stopping "
              "operation=explode")
           .status
         == 400);
+  // Node 2's status when its coordinated shutdown began (a task of its
+  // first phase asks).
+  std::promise<std::string> status_at_start;
+  auto status_seen = status_at_start.get_future();
+  REQUIRE_FALSE(c.nodes[2]->node().add_shutdown_task(
+    runtime::shutdown_phase::before_service_unbind, "note the status",
+    [&status_at_start, n = c.nodes[2].get()](const runtime::shutdown_context&) {
+      auto me = n->cluster().self_member(2s);
+      status_at_start.set_value(me ? std::string{cluster::to_string(me->status)}
+                                   : "not a member");
+    }));
   // Node 2 leaves, asked through node 0, by host:port only.
   auto target = c.address(2).substr(0, c.address(2).find('#'));
   auto r = call(c.port(0), http::verb::put, "/cluster/members/" + target,
@@ -271,6 +283,11 @@ TEST_CASE("management service: a member leaves through PUT, and a stopping "
   auto& sequence = c.nodes[2]->node().coordinated_shutdown();
   CHECK(sequence.reason() == runtime::shutdown_reason::cluster_leaving);
   CHECK(test::eventually([&] { return sequence.complete(); }, 20s, 100ms));
+  // It began as soon as node 2 saw itself leaving, before its removal: its
+  // shards were handed off while it was still a member.
+  REQUIRE(status_seen.wait_for(1s) == std::future_status::ready);
+  auto status = status_seen.get();
+  CHECK((status == "leaving" || status == "exiting"));
   // A node whose stop began answers 503 on both probes.
   c.nodes[1]->management().set_stopping();
   auto ready = call(c.port(1), http::verb::get, "/ready");
