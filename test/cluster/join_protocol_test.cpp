@@ -35,7 +35,7 @@ std::string name_of(const unique_address& x) {
 const join_config our_config = {
   {"cluster.name", "demo"},
   {"sharding.number_of_shards", "100"},
-  {"troupe.protocol_version", "1"},
+  {"troupe.protocol_major", "1"},
 };
 
 join_config_checker our_checker() {
@@ -105,7 +105,7 @@ std::vector<join_effect> apply(join_process& p, const step& s) {
   }
   if (verb == "ack?") {
     join_config older
-      = {{"cluster.name", "demo"}, {"troupe.protocol_version", "1"}};
+      = {{"cluster.name", "demo"}, {"troupe.protocol_major", "1"}};
     return p.on_init_join_ack(init_join_ack{node(from), {}, older}, now);
   }
   FAIL("unknown input " << s.input);
@@ -376,11 +376,10 @@ TEST_CASE("answer_init_join: nack, compatible ack, incompatible ack") {
   auto seed = node('s');
   join_config seed_config = {{"cluster.name", "demo"},
                              {"extra.key", "x"},
-                             {"troupe.protocol_version", "1"}};
+                             {"troupe.protocol_major", "1"}};
   auto checker = default_join_config_checker();
-  init_join request{
-    unique_address{"a", 2552, 7},
-    {{"cluster.name", "demo"}, {"troupe.protocol_version", "1"}}};
+  init_join request{unique_address{"a", 2552, 7},
+                    {{"cluster.name", "demo"}, {"troupe.protocol_major", "1"}}};
   SECTION("not a member: nack") {
     auto answer = answer_init_join(request, seed, false, checker, seed_config);
     CHECK(std::get<init_join_nack>(answer) == init_join_nack{seed});

@@ -24,7 +24,7 @@ clock_reading at(std::chrono::milliseconds ms) {
 }
 
 membership_engine make(const unique_address& self) {
-  join_config config{{"cluster.name", "t"}, {"troupe.protocol_version", "1"}};
+  join_config config{{"cluster.name", "t"}, {"troupe.protocol_major", "1"}};
   return membership_engine{
     self, {}, membership_settings{}, config, default_join_config_checker(), 1};
 }

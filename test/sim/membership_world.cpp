@@ -195,7 +195,7 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
                ? settings_.bug
                : cluster::planted_bug::none;
   cluster::join_config config{{"cluster.name", "sim"},
-                              {"troupe.protocol_version", "1"}};
+                              {"troupe.protocol_major", "1"}};
   n.engine = std::make_unique<membership_engine>(
     self, std::set<std::string>{n.roles.begin(), n.roles.end()}, settings,
     config, cluster::default_join_config_checker(), rng_.nonzero(), bug);
