@@ -115,8 +115,10 @@ std::vector<join_effect> apply(join_process& p, const step& s) {
 join_process make_process(const std::string& seeds, join_settings settings) {
   for (char c : seeds)
     settings.seed_nodes.push_back(ep(c));
-  joining_node self{
-    unique_address{"a", 2552, 7}, {"backend"}, "1.2.0", our_config};
+  joining_node self{unique_address{"a", 2552, 7},
+                    {"backend"},
+                    app_version{1, 2, 0, ""},
+                    our_config};
   return join_process{self, our_checker(), settings};
 }
 
@@ -306,7 +308,7 @@ TEST_CASE("join_process: init_join carries this node's config, join its "
   CHECK(j.to == node('b'));
   CHECK(j.message.node == unique_address{"a", 2552, 7});
   CHECK(j.message.roles == std::set<std::string>{"backend"});
-  CHECK(j.message.app_version == "1.2.0");
+  CHECK(j.message.app_version == app_version{1, 2, 0, ""});
   CHECK(p.state() == join_state::awaiting_welcome);
   CHECK(p.join_target() == node('b'));
 }

@@ -158,6 +158,10 @@ size_t membership_world::add_node(std::vector<std::string> roles) {
   return nodes_.size() - 1;
 }
 
+void membership_world::set_app_version(size_t i, cluster::app_version version) {
+  nodes_.at(i).app_version = std::move(version);
+}
+
 cluster::endpoint membership_world::endpoint_of(size_t i) const {
   return nodes_.at(i).ep;
 }
@@ -187,6 +191,8 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
   if (n.alive)
     return;
   auto settings = settings_.membership;
+  if (n.app_version)
+    settings.app_version = *n.app_version;
   settings.seed_nodes.clear();
   for (auto s : seeds)
     settings.seed_nodes.push_back(nodes_.at(s).ep);
