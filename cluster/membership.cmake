@@ -3,6 +3,7 @@
 # troupe_cluster_core. Included at the end of cluster/CMakeLists.txt (it
 # extends the targets defined there).
 target_sources(troupe_cluster_core PRIVATE
+  ${dir}/core/troupe/cluster/app_version.cpp
   ${dir}/core/troupe/cluster/cluster_events.cpp
   ${dir}/core/troupe/cluster/gossip.cpp
   ${dir}/core/troupe/cluster/member.cpp

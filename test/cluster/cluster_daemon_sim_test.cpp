@@ -280,7 +280,7 @@ TEST_CASE("cluster daemon (sim): a node with another protocol version is "
   auto D = x.start(d, {ep(a)}, d_stops, test_join_config("2"));
   x.w.advance(30s);
   REQUIRE(d_stops->count() == 1);
-  CHECK_THAT(d_stops->first(), Catch::Contains("troupe.protocol_version"));
+  CHECK_THAT(d_stops->first(), Catch::Contains("troupe.protocol_major"));
   CHECK(all_up(x.state(A), 1));
 }
 

@@ -98,7 +98,7 @@ inline cluster::membership_settings short_settings() {
 /// The join configuration of a node of cluster "test".
 inline cluster::join_config test_join_config(std::string protocol = "1") {
   return {{"cluster.name", "test"},
-          {"troupe.protocol_version", std::move(protocol)}};
+          {"troupe.protocol_major", std::move(protocol)}};
 }
 
 /// Shutdown reasons a node's hook received.

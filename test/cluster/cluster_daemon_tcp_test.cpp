@@ -217,7 +217,7 @@ TEST_CASE("cluster daemon (tcp): a node with an incompatible join "
   REQUIRE(eventually([&] { return everyone_sees_all_up(xs, 1); }, 20s));
   cluster_node odd{{xs[0]->ep()}, 0, test_join_config("2")};
   CHECK(eventually([&] { return odd.stops->count() == 1; }, 20s));
-  CHECK_THAT(odd.stops->first(), Catch::Contains("troupe.protocol_version"));
+  CHECK_THAT(odd.stops->first(), Catch::Contains("troupe.protocol_major"));
   CHECK(all_up(xs[0]->state(), 1));
 }
 

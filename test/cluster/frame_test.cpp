@@ -160,8 +160,11 @@ TEST_CASE("frame: header violations are named and close the stream") {
     table<std::string, std::vector<std::byte>, frame_error, std::string>({
       row{"version 0", raw_header(0, 2, 1, 0, 3), frame_error::bad_version,
           "frame version 0 (expected 1)"},
-      row{"version 2 (a newer peer)", raw_header(2, 2, 1, 0, 3),
-          frame_error::bad_version, "frame version 2 (expected 1)"},
+      row{"a message frame of major 2 (a newer peer)",
+          raw_header(2, 2, 1, 0, 3), frame_error::bad_version,
+          "frame version 2 (expected 1)"},
+      row{"a handshake frame of major 0", raw_header(0, 1, 0, 0, 3),
+          frame_error::bad_version, "frame version 0 (expected 1)"},
       row{"an HTTP request ('G')", raw_header('G', 'E', 'T', ' ', 0),
           frame_error::bad_version, "frame version 71"},
       row{"kind 0", raw_header(1, 0, 1, 0, 3), frame_error::bad_kind,
@@ -203,6 +206,28 @@ TEST_CASE("frame: header violations are named and close the stream") {
   dec.feed(good);
   CHECK(dec.next().status == decode_status::failed);
   CHECK(dec.failed());
+}
+
+TEST_CASE("frame: the version byte is the sender's major: a handshake frame "
+          "of another major is decoded for the handshake to refuse") {
+  std::vector<std::byte> stream;
+  append_frame(stream, frame_kind::handshake, lane::control, bytes_of("hi"), 2);
+  CHECK(std::to_integer<int>(stream[0]) == 2);
+  frame_decoder dec{1024};
+  dec.feed(stream);
+  auto r = dec.next();
+  REQUIRE(r.status == decode_status::frame);
+  CHECK(r.frame.kind == frame_kind::handshake);
+  CHECK(string_of(r.frame.payload) == "hi");
+  // A receiver of major 2 takes message frames of major 2 only.
+  frame_header h;
+  auto major2 = raw_header(2, 2, 1, 0, 0);
+  CHECK(decode_header(major2.data(), 1024, h, 2).code == frame_error::none);
+  CHECK(h.version == 2);
+  auto major1 = raw_header(1, 2, 1, 0, 0);
+  auto v = decode_header(major1.data(), 1024, h, 2);
+  CHECK(v.code == frame_error::bad_version);
+  CHECK(v.message == "frame version 1 (expected 2)");
 }
 
 TEST_CASE("frame: an oversized length fails before its payload is buffered") {

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "troupe/cluster/frame.hpp"
 #include "troupe/cluster/handshake.hpp"
 
@@ -57,7 +60,8 @@ transcript run(handshake client, handshake server, tamper_fn tamper = {}) {
     step = receiver.on_message(msg);
     (to_server ? t.server_end : t.client_end) = step;
     to_server = !to_server;
-    if (step.status == handshake_status::failed)
+    // A failed step ends the run, but for a refusal it still sends.
+    if (step.status == handshake_status::failed && step.send.empty())
       break;
   }
   return t;
@@ -71,6 +75,30 @@ transcript run_ab(const handshake_settings& client_settings,
     handshake::client(client_settings, std::move(dialed), make_nonce(seed)),
     handshake::server(server_settings, make_nonce(seed + 100)),
     std::move(tamper));
+}
+
+// The client's proof over `hello` and the server's nonce, computed here
+// after the wire format (handshake.cpp): HMAC-SHA256(K, 1 || label || 0 ||
+// u64 length || hello || Ns), for a hello the handshake core cannot write
+// (one with an extension of a later minor).
+std::vector<std::byte> proof_over(const std::vector<std::byte>& hello,
+                                  const std::vector<std::byte>& server_nonce) {
+  std::string label = "troupe handshake v1 client->server";
+  std::vector<std::byte> data{std::byte{1}};
+  for (char c : label)
+    data.push_back(static_cast<std::byte>(c));
+  data.push_back(std::byte{0});
+  for (int shift = 56; shift >= 0; shift -= 8)
+    data.push_back(static_cast<std::byte>(uint64_t{hello.size()} >> shift));
+  data.insert(data.end(), hello.begin(), hello.end());
+  data.insert(data.end(), server_nonce.begin(), server_nonce.end());
+  std::vector<std::byte> out{std::byte{3}};
+  out.resize(1 + 32);
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), the_secret.data(), static_cast<int>(the_secret.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+       reinterpret_cast<unsigned char*>(out.data() + 1), &len);
+  return out;
 }
 
 } // namespace
@@ -90,8 +118,11 @@ TEST_CASE("handshake: matching secrets and names establish both sides") {
 TEST_CASE("handshake: before the proof the acceptor reveals only its nonce") {
   // Whatever the client claims, the server answers the hello with the same
   // shape: one type byte and 32 random bytes (no name, no uid, no MAC).
-  for (auto& client : {a, node("10.0.0.1", 2552, 11, "other-cluster"),
-                       node("10.0.0.1", 2552, 11, "prod", "wrong secret!!")}) {
+  auto other_major = a;
+  other_major.protocol = {static_cast<uint8_t>(protocol_major + 1), 0};
+  for (auto& client :
+       {a, node("10.0.0.1", 2552, 11, "other-cluster"),
+        node("10.0.0.1", 2552, 11, "prod", "wrong secret!!"), other_major}) {
     auto server = handshake::server(b, make_nonce(9));
     auto c = handshake::client(client, {"10.0.0.2", 2552}, make_nonce(1));
     auto challenge = server.on_message(c.start().send);
@@ -142,15 +173,106 @@ TEST_CASE("handshake: refusals") {
   (void)client_reason;
 }
 
-TEST_CASE("handshake: wrong protocol version in the hello") {
-  auto t = run_ab(a, b, {"10.0.0.2", 2552}, 1,
-                  [](size_t i, std::vector<std::byte>& m) {
-                    if (i == 0)
-                      m[1] = std::byte{2}; // version byte after the type
-                  });
+TEST_CASE("handshake: protocol versions: the same major establishes "
+          "whatever the minors, another major is refused with both versions "
+          "named") {
+  using row = std::tuple<std::string, protocol_version, protocol_version>;
+  // label, client's version, server's version
+  auto [label, cv, sv]
+    = GENERATE(table<std::string, protocol_version, protocol_version>({
+      row{"same version", {1, 0}, {1, 0}},
+      row{"the server has a newer minor", {1, 0}, {1, 7}},
+      row{"the server has an older minor", {1, 7}, {1, 0}},
+      row{"the server has a newer major", {1, 3}, {2, 0}},
+      row{"the server has an older major", {2, 1}, {1, 3}},
+    }));
+  INFO(label);
+  auto client = a;
+  client.protocol = cv;
+  auto server = b;
+  server.protocol = sv;
+  auto t = run_ab(client, server);
+  REQUIRE(t.messages.size() == 4);
+  if (cv.major == sv.major) {
+    CHECK(t.server_end.status == handshake_status::established);
+    CHECK(t.client_end.status == handshake_status::established);
+    // Each side records the other's version (the minor gates features).
+    CHECK(t.server_end.peer_protocol == cv);
+    CHECK(t.client_end.peer_protocol == sv);
+    return;
+  }
+  // The acceptor refuses after the proof verified, and says why.
   CHECK(t.server_end.status == handshake_status::failed);
-  CHECK(t.server_end.reason == "peer speaks protocol version 2 (expected 1)");
+  CHECK(t.server_end.reason == protocol_mismatch(sv, cv, "the dialing node"));
+  REQUIRE_FALSE(t.server_end.send.empty());
+  CHECK(std::to_integer<int>(t.server_end.send[0]) == 5); // the refusal
+  // The dialer verifies the refusal and fails with the same story.
+  CHECK(t.client_end.status == handshake_status::failed);
+  CHECK(t.client_end.reason == protocol_mismatch(cv, sv, "10.0.0.2:2552"));
+  CHECK(t.client_end.reason.find("speaks troupe wire protocol " + to_string(sv)
+                                 + " and this node " + to_string(cv))
+        != std::string::npos);
+  CHECK(t.client_end.peer_protocol == sv);
+}
+
+TEST_CASE("handshake: another major without the secret learns nothing, and "
+          "a forged refusal fails") {
+  auto stranger = node("10.0.0.1", 2552, 11, "prod", "not the secret");
+  stranger.protocol = {2, 0};
+  auto t = run_ab(stranger, b);
+  CHECK(t.server_end.status == handshake_status::failed);
   CHECK(t.server_end.send.empty());
+  CHECK(t.server_end.reason.find("does not verify") != std::string::npos);
+  CHECK(t.client_end.status == handshake_status::in_progress);
+  // A refusal whose MAC does not verify is not believed.
+  auto newer = a;
+  newer.protocol = {2, 0};
+  auto forged = run_ab(newer, b, {"10.0.0.2", 2552}, 1,
+                       [](size_t i, std::vector<std::byte>& m) {
+                         if (i == 3)
+                           m.back() ^= std::byte{1};
+                       });
+  CHECK(forged.client_end.status == handshake_status::failed);
+  CHECK(forged.client_end.reason.find("refusal does not verify")
+        != std::string::npos);
+}
+
+TEST_CASE("handshake: a hello of a higher minor may carry extensions, which "
+          "are ignored, a lower or equal minor may not") {
+  using row = std::tuple<std::string, protocol_version, bool>;
+  // label, client's version (server: 1.2), established
+  auto [label, cv, established]
+    = GENERATE(table<std::string, protocol_version, bool>({
+      row{"a higher minor", {1, 3}, true},
+      row{"the same minor", {1, 2}, false},
+      row{"a lower minor", {1, 1}, false},
+    }));
+  INFO(label);
+  auto client_settings = a;
+  client_settings.protocol = cv;
+  auto server_settings = b;
+  server_settings.protocol = {1, 2};
+  auto server = handshake::server(server_settings, make_nonce(9));
+  auto client
+    = handshake::client(client_settings, {"10.0.0.2", 2552}, make_nonce(1));
+  auto hello = client.start().send;
+  hello.push_back(std::byte{0x42}); // an extension of a later minor
+  auto challenge = server.on_message(hello);
+  REQUIRE(challenge.status
+          == (established ? handshake_status::in_progress
+                          : handshake_status::failed));
+  if (!established) {
+    CHECK(challenge.reason == "malformed hello");
+    return;
+  }
+  // The proof of a client that sent this hello (covering the extension).
+  std::vector<std::byte> nonce_bytes(challenge.send.begin() + 1,
+                                     challenge.send.end());
+  auto proof = proof_over(hello, nonce_bytes);
+  auto step = server.on_message(proof);
+  CHECK(step.status == handshake_status::established);
+  CHECK(step.peer_protocol == cv);
+  CHECK(step.peer == a.local);
 }
 
 TEST_CASE("handshake: replayed and reflected messages fail") {
@@ -208,13 +330,19 @@ TEST_CASE("handshake: malformed and out-of-order messages fail cleanly") {
   auto trailing = hello;
   trailing.push_back(std::byte{0});
   auto overlong = hello; // cluster name length byte says 200
-  overlong[2] = std::byte{200};
+  overlong[3] = std::byte{200};
   using row = std::tuple<std::string, bool, bytes, std::string>;
   auto [label, to_client, msg, reason]
     = GENERATE_COPY(table<std::string, bool, bytes, std::string>({
       row{"empty message", false, bytes{}, "empty handshake message"},
       row{"unknown type", false, bytes{std::byte{9}},
           "unknown handshake message type 9"},
+      row{"hello of protocol major 0", false,
+          bytes{std::byte{1}, std::byte{0}, std::byte{0}}, "malformed hello"},
+      row{"refusal sent to a server", false, bytes(35, std::byte{5}),
+          "unexpected handshake message refusal"},
+      row{"refusal before the challenge", true, bytes(35, std::byte{5}),
+          "unexpected handshake message refusal"},
       row{"truncated hello", false, truncated, "malformed hello"},
       row{"hello with a trailing byte", false, trailing, "malformed hello"},
       row{"hello with an overlong string", false, overlong, "malformed hello"},

@@ -59,21 +59,21 @@ TEST_CASE("join_config_checker: every mismatch is listed, sorted by key, "
   join_config local = {{"cluster.name", "prod"},
                        {"sharding.number_of_shards", "100"},
                        {"sharding.new_feature", "on"},
-                       {"troupe.protocol_version", "2"},
+                       {"troupe.protocol_major", "2"},
                        {"unchecked", "x"}};
   join_config remote = {{"cluster.name", "prod"},
-                        {"troupe.protocol_version", "1"},
+                        {"troupe.protocol_major", "1"},
                         {"unchecked", "y"}};
   auto result = check_join_compatibility(checker, local, remote);
   CHECK(
     result.mismatches
     == std::vector<config_mismatch>{
       {"sharding.number_of_shards", mismatch_kind::missing_remotely, "100", ""},
-      {"troupe.protocol_version", mismatch_kind::different, "2", "1"},
+      {"troupe.protocol_major", mismatch_kind::different, "2", "1"},
     });
   CHECK(result.describe()
         == "sharding.number_of_shards is missing on the other node (here "
-           "\"100\"); troupe.protocol_version is \"2\" here but \"1\" on the "
+           "\"100\"); troupe.protocol_major is \"2\" here but \"1\" on the "
            "other node");
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("join_config_checker: the default checks protocol version and "
   CHECK(checker.rules()
         == std::map<std::string, join_config_rule>{
           {"cluster.name", join_config_rule::must_equal},
-          {"troupe.protocol_version", join_config_rule::must_equal},
+          {"troupe.protocol_major", join_config_rule::must_equal},
         });
   CHECK(checker.check({}, {}).compatible());
   CHECK_FALSE(checker.check({{"cluster.name", "a"}}, {{"cluster.name", "b"}})
@@ -119,13 +119,13 @@ TEST_CASE("join_config_of and join_config_checker_of: cluster name and "
   CHECK(local
         == join_config{{"cluster.name", "shop"},
                        {"orders.partitions", "100"},
-                       {"troupe.protocol_version", "1"}});
+                       {"troupe.protocol_major", "1"}});
   auto checker = join_config_checker_of(cfg);
   CHECK(checker.rules()
         == std::map<std::string, join_config_rule>{
           {"cluster.name", join_config_rule::must_equal},
           {"orders.partitions", join_config_rule::ignore_if_missing},
-          {"troupe.protocol_version", join_config_rule::must_equal}});
+          {"troupe.protocol_major", join_config_rule::must_equal}});
   // A node without the module joins; one with another value is refused
   // with the key and both values named.
   auto without = local;
@@ -143,7 +143,7 @@ TEST_CASE("join_config_of and join_config_checker_of: cluster name and "
   troupe::runtime::config plain_cfg{plain};
   CHECK(
     join_config_of(plain_cfg)
-    == join_config{{"cluster.name", "shop"}, {"troupe.protocol_version", "1"}});
+    == join_config{{"cluster.name", "shop"}, {"troupe.protocol_major", "1"}});
   CHECK(join_config_checker_of(plain_cfg).rules()
         == default_join_config_checker().rules());
 }

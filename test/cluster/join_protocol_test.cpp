@@ -35,7 +35,7 @@ std::string name_of(const unique_address& x) {
 const join_config our_config = {
   {"cluster.name", "demo"},
   {"sharding.number_of_shards", "100"},
-  {"troupe.protocol_version", "1"},
+  {"troupe.protocol_major", "1"},
 };
 
 join_config_checker our_checker() {
@@ -105,7 +105,7 @@ std::vector<join_effect> apply(join_process& p, const step& s) {
   }
   if (verb == "ack?") {
     join_config older
-      = {{"cluster.name", "demo"}, {"troupe.protocol_version", "1"}};
+      = {{"cluster.name", "demo"}, {"troupe.protocol_major", "1"}};
     return p.on_init_join_ack(init_join_ack{node(from), {}, older}, now);
   }
   FAIL("unknown input " << s.input);
@@ -115,8 +115,10 @@ std::vector<join_effect> apply(join_process& p, const step& s) {
 join_process make_process(const std::string& seeds, join_settings settings) {
   for (char c : seeds)
     settings.seed_nodes.push_back(ep(c));
-  joining_node self{
-    unique_address{"a", 2552, 7}, {"backend"}, "1.2.0", our_config};
+  joining_node self{unique_address{"a", 2552, 7},
+                    {"backend"},
+                    app_version{1, 2, 0, ""},
+                    our_config};
   return join_process{self, our_checker(), settings};
 }
 
@@ -306,7 +308,7 @@ TEST_CASE("join_process: init_join carries this node's config, join its "
   CHECK(j.to == node('b'));
   CHECK(j.message.node == unique_address{"a", 2552, 7});
   CHECK(j.message.roles == std::set<std::string>{"backend"});
-  CHECK(j.message.app_version == "1.2.0");
+  CHECK(j.message.app_version == app_version{1, 2, 0, ""});
   CHECK(p.state() == join_state::awaiting_welcome);
   CHECK(p.join_target() == node('b'));
 }
@@ -376,11 +378,10 @@ TEST_CASE("answer_init_join: nack, compatible ack, incompatible ack") {
   auto seed = node('s');
   join_config seed_config = {{"cluster.name", "demo"},
                              {"extra.key", "x"},
-                             {"troupe.protocol_version", "1"}};
+                             {"troupe.protocol_major", "1"}};
   auto checker = default_join_config_checker();
-  init_join request{
-    unique_address{"a", 2552, 7},
-    {{"cluster.name", "demo"}, {"troupe.protocol_version", "1"}}};
+  init_join request{unique_address{"a", 2552, 7},
+                    {{"cluster.name", "demo"}, {"troupe.protocol_major", "1"}}};
   SECTION("not a member: nack") {
     auto answer = answer_init_join(request, seed, false, checker, seed_config);
     CHECK(std::get<init_join_nack>(answer) == init_join_nack{seed});

@@ -110,6 +110,10 @@ TEST_CASE("member: highest_priority_of keeps the higher status, then the "
     {"a:up:2", "a:up:1", "a:up:1"},
     {"a:removed", "a:down:1", "a:removed"},
     {"a:up:1:x", "a:up:1:y", "a:up:1:x"},
+    // records of one member never differ in app_version between correct
+    // nodes; the lower one keeps the merge commutative anyway
+    {"a:up:1@2", "a:up:1@1.5", "a:up:1@1.5"},
+    {"a:up:1:x@2", "a:up:1:y@1", "a:up:1:x@2"},
   }));
   INFO(x << " vs " << y);
   auto mx = parse_member(x);
@@ -125,6 +129,46 @@ TEST_CASE("member: to_string shows address, status, up_number and roles") {
         == "a:2552#1 up (up_number 3, roles [api,web])");
   CHECK(to_string(parse_member("b:joining"))
         == "b:2552#1 joining (up_number none, roles [])");
+  CHECK(to_string(parse_member("c:up:2@1.2-RC1"))
+        == "c:2552#1 up (up_number 2, roles [], app_version 1.2.0-RC1)");
+}
+
+TEST_CASE("member: the singleton host order is the highest app_version, then "
+          "the oldest, then the lowest address") {
+  // x | y | x precedes y
+  auto [x, y, precedes] = GENERATE(table<std::string, std::string, bool>({
+    // one version: the age order
+    {"a:up:1", "b:up:2", true},
+    {"b:up:1", "a:up:2", true},
+    {"a:up:3", "b:up:3", true},
+    {"b:up:3", "a:up:3", false},
+    // a higher version wins over age and address
+    {"b:up:5@2", "a:up:1@1", true},
+    {"a:up:1@1", "b:up:5@2", false},
+    {"a:up:1", "b:up:9@0.0.1", false},
+    // numerically: 1.10 is newer than 1.9
+    {"a:up:2@1.10", "b:up:1@1.9", true},
+    // a release is newer than its pre-release
+    {"a:up:2@1.2.3", "b:up:1@1.2.3-RC1", true},
+    // the same version: the oldest, then the address
+    {"c:up:2@2", "d:up:3@2", true},
+    {"d:up:3@2", "c:up:2@2", false},
+    {"a:up:4@2.0", "b:up:4@2", true},
+    // irreflexive
+    {"a:up:1@2", "a:up:1@2", false},
+  }));
+  INFO(x << " before " << y);
+  auto mx = parse_member(x);
+  auto my = parse_member(y);
+  CHECK(precedes_as_singleton_host(mx, my) == precedes);
+  CHECK(by_singleton_preference{}(mx, my) == precedes);
+  // A strict total order: exactly one of two distinct members precedes.
+  if (mx.address != my.address)
+    CHECK(precedes_as_singleton_host(my, mx) == !precedes);
+  // The age order itself is untouched by the version.
+  CHECK(mx.is_older_than(my)
+        == (mx.up_number != my.up_number ? mx.up_number < my.up_number
+                                         : mx.address < my.address));
 }
 
 TEST_CASE("member: someone stays while another member is joining, up or "

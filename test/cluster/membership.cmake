@@ -2,6 +2,7 @@
 # membership_state, events): table tests and seeded property tests. ------
 troupe_test(NAME membership_unit_tests LABEL unit
   SOURCES
+    app_version_test.cpp
     cluster_events_test.cpp
     gossip_generator.cpp
     gossip_merge_laws_test.cpp

@@ -23,15 +23,16 @@ clock_reading at(std::chrono::milliseconds ms) {
           wall_time{std::chrono::milliseconds{1'700'000'000'000} + ms}};
 }
 
-membership_engine make(const unique_address& self) {
-  join_config config{{"cluster.name", "t"}, {"troupe.protocol_version", "1"}};
+membership_engine make(const unique_address& self,
+                       membership_settings settings = {}) {
+  join_config config{{"cluster.name", "t"}, {"troupe.protocol_major", "1"}};
   return membership_engine{
-    self, {}, membership_settings{}, config, default_join_config_checker(), 1};
+    self, {}, std::move(settings), config, default_join_config_checker(), 1};
 }
 
 // `a` alone as the first and only seed: a one-member cluster.
-membership_engine founder() {
-  auto e = make(a);
+membership_engine founder(membership_settings settings = {}) {
+  auto e = make(a, std::move(settings));
   e.join({endpoint{a.host, a.port}}, at(0ms));
   for (auto t = 0ms;
        t < 3000ms
@@ -69,6 +70,26 @@ TEST_CASE("membership engine: a join is welcomed once per join, also when "
   auto again = e.receive(b, membership_message{join{b, {}, {}}}, at(6s));
   CHECK(count_sent<welcome_gossip>(again, b) == 1);
   CHECK(e.state().latest_gossip().members().size() == 2);
+}
+
+TEST_CASE("membership engine: each member record carries its node's "
+          "app_version, the founder's from its settings, a joining node's "
+          "from its join") {
+  membership_settings s;
+  s.app_version = app_version{1, 4, 0, ""};
+  auto e = founder(s);
+  CHECK(e.self_member()->app_version == app_version{1, 4, 0, ""});
+  e.receive(b, membership_message{join{b, {}, app_version{2, 0, 0, ""}}},
+            at(5s));
+  REQUIRE(e.state().latest_gossip().find(b) != nullptr);
+  CHECK(e.state().latest_gossip().find(b)->app_version
+        == app_version{2, 0, 0, ""});
+  // Once up, the newer member is where singletons go; the oldest stays a.
+  for (std::chrono::milliseconds t = 5s; t < 10s; t += 100ms)
+    e.tick(at(t));
+  REQUIRE(e.state().latest_gossip().find(b)->status == member_status::up);
+  CHECK(e.state().oldest()->address == a);
+  CHECK(e.state().singleton_target()->address == b);
 }
 
 TEST_CASE("membership engine: a new incarnation's join downs the old one and "

@@ -5,7 +5,9 @@
 // Nodes are single letters: node('a') is "a:2552#1" (address order is
 // letter order). A member list is a space-separated list of
 // `<letter>:<status>[:<up_number>[:<role>,<role>...]]`, e.g.
-// "a:up:1 b:joining c:leaving:2:web,api" (up_number "-" means none).
+// "a:up:1 b:joining c:leaving:2:web,api" (up_number "-" means none); a
+// member's app_version follows '@' at the end ("a:up:1@2.0", "b:up:2:web@2";
+// none: 0.0.0).
 // Reachability is a list of `<observer>><subject>` (unreachable) or
 // `<observer>!<subject>` (terminated), e.g. "a>b c!b". Node sets are
 // written as letters: "abc".
@@ -48,10 +50,15 @@ inline std::vector<std::string> split(std::string_view text, char sep) {
   return result;
 }
 
-/// Parses one `<letter>:<status>[:<up_number>[:<roles>]]`.
-inline member parse_member(const std::string& spec) {
-  auto parts = split(spec, ':');
+/// Parses one `<letter>:<status>[:<up_number>[:<roles>]][@<app_version>]`.
+inline member parse_member(const std::string& spec_and_version) {
+  auto at = spec_and_version.find('@');
+  auto spec = spec_and_version.substr(0, at);
   member m;
+  if (at != std::string::npos)
+    m.app_version
+      = *troupe::cluster::parse_app_version(spec_and_version.substr(at + 1));
+  auto parts = split(spec, ':');
   m.address = node(parts.at(0).at(0));
   m.status = *troupe::cluster::parse_member_status(parts.at(1));
   if (parts.size() > 2 && parts[2] != "-")
@@ -101,6 +108,8 @@ inline std::string member_specs(const gossip& g) {
     result += m.address.host + ':' + to_string(m.status);
     if (m.up_number != member::no_up_number)
       result += ':' + std::to_string(m.up_number);
+    if (m.app_version != troupe::cluster::app_version{})
+      result += '@' + to_string(m.app_version);
   }
   return result;
 }

@@ -32,6 +32,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
   auto [key, rendered] = GENERATE(table<std::string, std::string>({
     row{"cluster.seed_nodes", ""},
     row{"cluster.roles", ""},
+    row{"cluster.app_version", "0.0.0"},
     row{"cluster.min_nr_of_members", "1"},
     row{"cluster.gossip_interval", "1s"},
     row{"cluster.gossip_time_to_live", "2s"},
@@ -58,7 +59,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
   REQUIRE(schema().find(key) != nullptr);
   CHECK_FALSE(schema().find(key)->description.empty());
   CHECK(cfg.render(key) == rendered);
-  CHECK(schema().keys().size() == 23);
+  CHECK(schema().keys().size() == 24);
 }
 
 TEST_CASE("membership keys: the transport's keys are not declared again") {
@@ -73,6 +74,7 @@ TEST_CASE("membership_settings_from_config: the defaults are the struct's") {
   membership_settings d;
   CHECK(s->seed_nodes.empty());
   CHECK(s->roles.empty());
+  CHECK(s->app_version == app_version{});
   CHECK(s->min_nr_of_members == d.min_nr_of_members);
   CHECK(s->gossip_interval == 1s);
   CHECK(s->gossip_time_to_live == 2s);
@@ -105,6 +107,7 @@ TEST_CASE("membership_settings_from_config: values that were set") {
   };
   set("cluster.seed_nodes", "10.0.0.1:2552, node-b.example:2553,[::1]:2554");
   set("cluster.roles", "backend,frontend,backend");
+  set("cluster.app_version", "1.10.2-RC1");
   set("cluster.retry_unsuccessful_join_after", "off");
   set("cluster.shutdown_after_unsuccessful_join_seed_nodes", "2m");
   set("cluster.allow_weakly_up_members", "off");
@@ -118,6 +121,7 @@ TEST_CASE("membership_settings_from_config: values that were set") {
         == std::vector<endpoint>{
           {"10.0.0.1", 2552}, {"node-b.example", 2553}, {"::1", 2554}});
   CHECK(s->roles == std::set<std::string>{"backend", "frontend"});
+  CHECK(s->app_version == app_version{1, 10, 2, "RC1"});
   CHECK_FALSE(s->retry_unsuccessful_join_after);
   CHECK(s->shutdown_after_unsuccessful_join_seed_nodes == 2min);
   CHECK_FALSE(s->allow_weakly_up_members);
@@ -156,6 +160,16 @@ TEST_CASE("membership_settings_from_config: bad values name the key and "
       row{"cluster.gossip_different_view_probability", "1.5",
           "cluster.gossip_different_view_probability 1.5 must be between 0 "
           "and 1"},
+      row{"cluster.app_version", "1.x",
+          "cluster.app_version (from flag --test): \"1.x\" is not a "
+          "version: \"x\" is not a number (expected one to three numbers "
+          "separated by '.', e.g. \"1.2.3\", optionally followed by a "
+          "qualifier after '-', e.g. \"1.2.3-RC1\")"},
+      row{"cluster.app_version", "v2",
+          "cluster.app_version (from flag --test): \"v2\" is not a "
+          "version: \"v2\" is not a number (expected one to three numbers "
+          "separated by '.', e.g. \"1.2.3\", optionally followed by a "
+          "qualifier after '-', e.g. \"1.2.3-RC1\")"},
     }));
   runtime::config cfg{schema()};
   REQUIRE(cfg.set(key, value, by_test()).message == "");

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "membership_fixtures.hpp"
@@ -112,6 +113,58 @@ TEST_CASE("membership_state: oldest by up_number among up and leaving, "
   auto oldest = role.empty() ? state.oldest() : state.oldest(role);
   CHECK(letter(oldest ? std::optional{oldest->address} : std::nullopt)
         == expected);
+}
+
+TEST_CASE("membership_state: the singleton target is the oldest member of "
+          "the highest app_version, the oldest stays the oldest, a table") {
+  // members | role ("" = any) | oldest | singleton target ("-" = none)
+  auto [members, role, oldest, target]
+    = GENERATE(table<std::string, std::string, std::string, std::string>({
+      // one version everywhere: the target is the oldest
+      {"a:up:2 b:up:1 c:up:3", "", "b", "b"},
+      {"a:up:1@1 b:up:2@1", "", "a", "a"},
+      // a rolling update: the first new member up is the target at once
+      {"a:up:1@1 b:up:2@1 c:up:3@1 d:up:4@2", "", "a", "d"},
+      // ... and stays it as more new members come up (no move per restart)
+      {"a:up:1@1 b:up:2@1 c:up:3@1 d:up:4@2 e:up:5@2", "", "a", "d"},
+      {"b:up:2@1 c:up:3@1 d:up:4@2 e:up:5@2 f:up:6@2", "", "b", "d"},
+      // a joining or weakly up new member is not a candidate yet
+      {"a:up:1@1 d:joining@2", "", "a", "a"},
+      {"a:up:1@1 d:weakly_up@2", "", "a", "a"},
+      // a leaving new member still is (as the oldest is while leaving),
+      // an exiting or down one no longer
+      {"a:up:1@1 d:leaving:2@2", "", "a", "d"},
+      {"a:up:1@1 d:exiting:2@2", "", "a", "a"},
+      {"a:up:1@1 d:down:2@2", "", "a", "a"},
+      // numerically, and a release over its pre-release
+      {"a:up:1@1.9 b:up:2@1.10", "", "a", "b"},
+      {"a:up:1@2-RC1 b:up:2@2", "", "a", "b"},
+      // the role filter applies first
+      {"a:up:1:x@1 b:up:2:y@2 c:up:3:x@1.5", "x", "a", "c"},
+      {"a:up:1:x@1 b:up:2:y@2", "y", "b", "b"},
+      {"a:up:1:x@2", "y", "-", "-"},
+      {"a:joining@2", "", "-", "-"},
+    }));
+  INFO(members << " | role " << role);
+  auto state = state_of(members, "", "", 'a');
+  auto r = role.empty() ? std::nullopt : std::optional<std::string_view>{role};
+  auto o = state.oldest(r);
+  auto t = state.singleton_target(r);
+  CHECK(letter(o ? std::optional{o->address} : std::nullopt) == oldest);
+  CHECK(letter(t ? std::optional{t->address} : std::nullopt) == target);
+  // The candidates' order starts with the target, and every node computes
+  // the same target from the same members.
+  auto candidates = singleton_candidates(state.latest_gossip(), r);
+  CHECK(letter(candidates.empty() ? std::nullopt
+                                  : std::optional{candidates.front().address})
+        == target);
+  CHECK(std::is_sorted(candidates.begin(), candidates.end(),
+                       by_singleton_preference{}));
+  for (char self : std::string{"abcdef"}) {
+    auto other = membership_state{make_gossip(members), node(self)};
+    auto t2 = other.singleton_target(r);
+    CHECK(letter(t2 ? std::optional{t2->address} : std::nullopt) == target);
+  }
 }
 
 TEST_CASE("membership_state: valid gossip targets are not self and not "

@@ -251,7 +251,7 @@ TEST_CASE("tcp security: protocol violations close the connection") {
   auto [label, auth, junk, text]
     = GENERATE_COPY(table<std::string, bool, bytes, std::string>({
       row{"an HTTP request", false, http, "frame version 71"},
-      row{"wrong frame version", false, raw_header(2, 1, 0, 3),
+      row{"a message frame of another major", false, raw_header(2, 2, 1, 3),
           "frame version 2 (expected 1)"},
       row{"message before the handshake", false, raw_header(1, 2, 1, 0),
           "a message frame before the handshake"},
@@ -281,6 +281,45 @@ TEST_CASE("tcp security: protocol violations close the connection") {
   tcp_node a{loopback()};
   a.send(b.addr(), lane::ordinary, "still alive");
   REQUIRE(eventually([&] { return b.events->frame_count() == 1; }));
+}
+
+TEST_CASE("tcp security: a node of a newer protocol minor is accepted and "
+          "its minor recorded, one of another major is refused with a message "
+          "naming both versions on both sides") {
+  log_capture logs;
+  tcp_node b{loopback()};
+  SECTION("a newer minor") {
+    auto s = loopback();
+    s.protocol
+      = {protocol_major, static_cast<uint8_t>(current_protocol.minor + 5)};
+    tcp_node a{s};
+    a.send(b.addr(), lane::ordinary, "from a newer minor");
+    b.send(a.addr(), lane::ordinary, "back from the current one");
+    REQUIRE(eventually([&] {
+      return b.events->frame_count() == 1 && a.events->frame_count() == 1;
+    }));
+    CHECK(b.events->payloads(a.ep(), lane::ordinary)
+          == std::vector<std::string>{"from a newer minor"});
+    // Each side recorded the other's version (the minor gates features).
+    CHECK(b.transport->metrics().find(a.ep())->protocol == s.protocol);
+    CHECK(a.transport->metrics().find(b.ep())->protocol == current_protocol);
+    CHECK(b.total().handshake_failures == 0);
+  }
+  SECTION("another major") {
+    auto s = loopback();
+    protocol_version other{static_cast<uint8_t>(protocol_major + 1), 0};
+    s.protocol = other;
+    tcp_node a{s};
+    expect_refused(a, b);
+    INFO(logs.sink->dump());
+    // The accepting node's line, and the dialing node's, which learned it
+    // from the authenticated refusal.
+    CHECK(logs.sink->contains(
+      protocol_mismatch(current_protocol, other, "the dialing node")));
+    CHECK(logs.sink->contains(
+      protocol_mismatch(other, current_protocol, to_string(b.ep()))));
+    CHECK(b.total().protocol_violations == 0);
+  }
 }
 
 TEST_CASE("tcp security: a silent connection times out in the handshake") {

@@ -1,7 +1,9 @@
 // libFuzzer target: both sides of the handshake fed arbitrary messages.
 // Input: length-prefixed messages (1 length byte each), alternately for a
-// client (after its hello) and a server. Never crashes; nothing is ever
-// established without the secret (the fuzzer does not know it).
+// client (after its hello) and the servers: one of this build's protocol
+// major and one of another major (the version refusal path). Never
+// crashes; nothing is ever established without the secret (the fuzzer
+// does not know it), and the other major's server never establishes.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,9 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   handshake_settings local{"fuzz",
                            {"10.0.0.1", 2552, 7},
                            troupe::runtime::secret{"fuzz-secret-0123456789"}};
+  auto other = local;
+  other.protocol = {static_cast<uint8_t>(protocol_major + 1), 3};
   nonce n{};
   auto client = handshake::client(local, {"10.0.0.2", 2552}, n);
   auto server = handshake::server(local, n);
+  auto foreign = handshake::server(other, n);
   client.start();
   bool to_client = true;
   size_t pos = 0;
@@ -27,12 +32,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     len = std::min(len, size - pos);
     auto msg = std::as_bytes(std::span{data + pos, len});
     pos += len;
-    auto& side = to_client ? client : server;
-    auto step = side.on_message(msg);
     // The server may legitimately answer a well-formed hello with a
-    // challenge; establishing needs a MAC under the unknown secret.
-    if (step.status == handshake_status::established)
-      std::abort();
+    // challenge; establishing needs a MAC under the unknown secret, and a
+    // refusal goes only to a peer whose proof verified.
+    if (to_client) {
+      if (client.on_message(msg).status == handshake_status::established)
+        std::abort();
+    } else {
+      if (server.on_message(msg).status == handshake_status::established)
+        std::abort();
+      auto step = foreign.on_message(msg);
+      if (step.status == handshake_status::established
+          || (step.status == handshake_status::failed && !step.send.empty()))
+        std::abort();
+    }
     to_client = !to_client;
   }
   return 0;

@@ -51,6 +51,33 @@ TEST_CASE("management: the members view keeps leader, oldest and "
   CHECK(!members_of(s, "nobody").oldest);
 }
 
+TEST_CASE("management: the members view shows each member's app_version and "
+          "the singleton target apart from the oldest") {
+  // A rolling update: c and d (version 2) are up; a is the oldest, d the
+  // target (2.0.0 is newer than c's 2.0.0-RC1).
+  auto g = make_gossip("a:up:1@1 b:up:2:web@1 c:up:3@2.0-RC1 d:up:4:web@2");
+  membership_state s{g, node('b')};
+  auto v = members_of(s);
+  REQUIRE(v.oldest);
+  CHECK(*v.oldest == "a:2552#1");
+  REQUIRE(v.singleton_target);
+  CHECK(*v.singleton_target == "d:2552#1");
+  REQUIRE(v.members.size() == 4);
+  CHECK(v.members[0].app_version == "1.0.0");
+  CHECK(v.members[2].app_version == "2.0.0-RC1");
+  CHECK(v.members[3].app_version == "2.0.0");
+  // With a role: among the members with it.
+  v = members_of(s, "web");
+  CHECK(*v.oldest == "b:2552#1");
+  CHECK(*v.singleton_target == "d:2552#1");
+  // One version: the target is the oldest.
+  auto same
+    = members_of(membership_state{make_gossip("a:up:2 b:up:1"), node('a')});
+  CHECK(*same.singleton_target == "b:2552#1");
+  CHECK(same.members[0].app_version == "0.0.0");
+  CHECK(!members_of(s, "nobody").singleton_target);
+}
+
 TEST_CASE("management: the members view of a node alone and joining has no "
           "leader and no oldest") {
   membership_state s{make_gossip("a:joining"), node('a')};

@@ -100,10 +100,11 @@ fake_source three_members() {
   s.view.self = "10.0.0.1:2552#5";
   s.view.leader = "10.0.0.1:2552#5";
   s.view.oldest = "10.0.0.2:2552#7";
+  s.view.singleton_target = "10.0.0.1:2552#5";
   s.view.members = {
-    {"10.0.0.1:2552#5", "up", {"backend"}, 2, true},
-    {"10.0.0.2:2552#7", "up", {"backend", "scheduler"}, 1, true},
-    {"10.0.0.3:2552#9", "leaving", {}, 3, false},
+    {"10.0.0.1:2552#5", "up", {"backend"}, 2, true, "1.1.0"},
+    {"10.0.0.2:2552#7", "up", {"backend", "scheduler"}, 1, true, "1.0.0"},
+    {"10.0.0.3:2552#9", "leaving", {}, 3, false, "1.0.0"},
   };
   s.view.unreachable = {{"10.0.0.3:2552#9", {"10.0.0.1:2552#5"}}};
   s.accounts = shards_view{
@@ -158,6 +159,7 @@ TEST_CASE("management: GET /cluster/members shows self, leader, oldest, "
   CHECK(std::string{doc["self"].GetString()} == "10.0.0.1:2552#5");
   CHECK(std::string{doc["leader"].GetString()} == "10.0.0.1:2552#5");
   CHECK(std::string{doc["oldest"].GetString()} == "10.0.0.2:2552#7");
+  CHECK(std::string{doc["singleton_target"].GetString()} == "10.0.0.1:2552#5");
   auto& ms = doc["members"];
   REQUIRE(ms.Size() == 3);
   CHECK(std::string{ms[1]["address"].GetString()} == "10.0.0.2:2552#7");
@@ -167,6 +169,8 @@ TEST_CASE("management: GET /cluster/members shows self, leader, oldest, "
   CHECK(std::string{ms[1]["roles"][1].GetString()} == "scheduler");
   CHECK(ms[1]["reachable"].GetBool());
   CHECK_FALSE(ms[2]["reachable"].GetBool());
+  CHECK(std::string{ms[0]["app_version"].GetString()} == "1.1.0");
+  CHECK(std::string{ms[1]["app_version"].GetString()} == "1.0.0");
   REQUIRE(doc["unreachable"].Size() == 1);
   CHECK(std::string{doc["unreachable"][0]["observed_by"][0].GetString()}
         == "10.0.0.1:2552#5");

@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -92,6 +94,79 @@ TEST_CASE("least shard allocation: only regions of up members take shards") {
   CHECK(s.allocate("x", node(1), rs) == node(1));
   rs[0].member.status = member_status::down;
   CHECK_FALSE(s.allocate("x", node(1), rs));
+}
+
+// Regions from a spec: per region `<shards>@<app_version>[<status>]`, status
+// u (up, the default), l (leaving), j (joining) or d (down), e.g.
+// "0@1 9@2 3@2l"; up numbers in region order (region 1 is the oldest).
+std::vector<region_allocation> versioned(const std::string& spec) {
+  std::vector<size_t> shard_counts;
+  std::vector<std::string> parts;
+  for (size_t pos = 0; pos < spec.size();) {
+    auto end = spec.find(' ', pos);
+    parts.push_back(spec.substr(pos, end - pos));
+    pos = end == std::string::npos ? spec.size() : end + 1;
+  }
+  for (auto& p : parts)
+    shard_counts.push_back(std::stoul(p.substr(0, p.find('@'))));
+  auto out = regions(shard_counts);
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto version = parts[i].substr(parts[i].find('@') + 1);
+    auto status = 'u';
+    if (std::string{"uljd"}.find(version.back()) != std::string::npos) {
+      status = version.back();
+      version.pop_back();
+    }
+    out[i].member.app_version = *troupe::cluster::parse_app_version(version);
+    out[i].member.status = status == 'u'   ? member_status::up
+                           : status == 'l' ? member_status::leaving
+                           : status == 'j' ? member_status::joining
+                                           : member_status::down;
+  }
+  return out;
+}
+
+TEST_CASE("least shard allocation: new shards go only to regions of the "
+          "highest app_version among those that take shards, a table") {
+  // label, regions (shards@version, status), the region that gets the
+  // shard (0: none)
+  auto [label, spec, expected] = GENERATE(table<std::string, std::string, int>({
+    {"one version: the fewest shards", "3@1 1@1 2@1", 2},
+    {"a new node with many shards wins over empty old ones", "0@1 0@1 9@2", 3},
+    {"among the new nodes, the fewest shards", "0@1 5@2 2@2", 3},
+    {"among the new nodes with equal shards, the oldest", "0@1 2@2 2@2", 2},
+    {"numerically: 1.10 is newer than 1.9", "0@1.9 4@1.10", 2},
+    {"a release is newer than its release candidate", "0@2-RC1 4@2", 2},
+    {"a new node that is not up (yet) does not count", "0@1 0@1 0@2j", 1},
+    {"a leaving new node does not count", "3@1 1@1 0@2l", 2},
+    {"a down new node does not count", "3@1 1@1 0@2d", 2},
+    {"no region takes shards", "0@1j 0@2l", 0},
+  }));
+  INFO(label);
+  least_shard_allocation s;
+  auto to = s.allocate("x", node(1), versioned(spec));
+  CHECK(to
+        == (expected == 0 ? std::nullopt
+                          : std::optional<unique_address>{node(expected)}));
+}
+
+TEST_CASE("least shard allocation: no rebalance while the regions run more "
+          "than one app_version, so no shard leaves a newer region") {
+  least_shard_allocation s;
+  // A rolling update: the new region holds everything, the old ones none.
+  CHECK(s.rebalance(versioned("0@1 0@1 10@2"), {}).empty());
+  // The old regions hold everything, the new one none: shards are not
+  // pulled over by rebalancing either (they move when the old nodes stop).
+  CHECK(s.rebalance(versioned("10@1 10@1 0@2"), {}).empty());
+  // Once every region runs the new version, rebalance works again, and
+  // the moved shards stay on new regions.
+  auto rs = versioned("10@2 0@2");
+  CHECK(round(s, rs) == 5);
+  CHECK(counts(rs) == std::vector<size_t>{5, 5});
+  // A rebalance destination is always of the highest version: a shard
+  // handed off from a new region during a mixed state goes to a new one.
+  auto mixed = versioned("0@1 6@2 1@2");
+  CHECK(s.allocate("r2-5", node(2), mixed) == node(3));
 }
 
 TEST_CASE("scenario H7: regions [1,1,0] are balanced: no rebalance, ever") {

@@ -13,6 +13,8 @@
 //   membership_sim --sharding --seeds 0-499      cluster sharding
 //   membership_sim --sharding --lease --seed 5 --sharding-bug ignore_lease
 //   membership_sim --sharding --rolling --seeds 0-99   scenario S4
+//   membership_sim --sharding --rolling --upgrade --seeds 0-99
+//                                  S4 with a newer app_version per restart
 
 #include <chrono>
 #include <cstdio>
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
     = app.add_flag("--sharding", sharding, "run the cluster sharding scenario");
   app.add_flag("--rolling", sharding_options.rolling,
                "the sharding scenario as rolling restarts (S4)");
+  app.add_flag("--upgrade", sharding_options.upgrade,
+               "with --rolling: every restart runs a newer app_version");
   app.add_option("--slow-stop", sharding_options.slow_stop,
                  "the chance that an entity takes 1-4 s to stop");
   app

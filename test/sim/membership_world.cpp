@@ -158,6 +158,10 @@ size_t membership_world::add_node(std::vector<std::string> roles) {
   return nodes_.size() - 1;
 }
 
+void membership_world::set_app_version(size_t i, cluster::app_version version) {
+  nodes_.at(i).app_version = std::move(version);
+}
+
 cluster::endpoint membership_world::endpoint_of(size_t i) const {
   return nodes_.at(i).ep;
 }
@@ -187,6 +191,8 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
   if (n.alive)
     return;
   auto settings = settings_.membership;
+  if (n.app_version)
+    settings.app_version = *n.app_version;
   settings.seed_nodes.clear();
   for (auto s : seeds)
     settings.seed_nodes.push_back(nodes_.at(s).ep);
@@ -195,7 +201,7 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
                ? settings_.bug
                : cluster::planted_bug::none;
   cluster::join_config config{{"cluster.name", "sim"},
-                              {"troupe.protocol_version", "1"}};
+                              {"troupe.protocol_major", "1"}};
   n.engine = std::make_unique<membership_engine>(
     self, std::set<std::string>{n.roles.begin(), n.roles.end()}, settings,
     config, cluster::default_join_config_checker(), rng_.nonzero(), bug);

@@ -58,7 +58,8 @@ void sweep(const sharding_scenario& o, uint64_t seeds) {
                          << r.failure->checker << ": " << r.failure->detail
                          << "\nreplay: membership_sim --sharding"
                          << (o.use_lease ? " --lease" : "")
-                         << (o.rolling ? " --rolling" : "") << " --seed "
+                         << (o.rolling ? " --rolling" : "")
+                         << (o.upgrade ? " --upgrade" : "") << " --seed "
                          << seed << "\n"
                          << r.trace);
   }
@@ -83,6 +84,17 @@ TEST_CASE("scenario S4: randomized rolling restarts never run two "
           "coordinators or two incarnations") {
   sharding_scenario o;
   o.rolling = true;
+  sweep(o, seed_budget() / 5);
+  o.use_lease = true;
+  sweep(o, seed_budget() / 5);
+}
+
+TEST_CASE("scenario S4: randomized rolling upgrades, each restart a newer "
+          "app_version that takes the coordinator over, never run two "
+          "coordinators or two incarnations") {
+  sharding_scenario o;
+  o.rolling = true;
+  o.upgrade = true;
   sweep(o, seed_budget() / 5);
   o.use_lease = true;
   sweep(o, seed_budget() / 5);

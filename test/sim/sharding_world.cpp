@@ -493,6 +493,8 @@ void sharding_layer::apply(size_t i, sharding::coordinator_effects fx) {
                                  "its lease client's check_alive() is false",
                                  id, to_string(self), name_of(s.message),
                                  to_string(s.to)));
+    if (auto* h = std::get_if<sharding::host_shard>(&s.message))
+      allocations_.push_back({w_.sched().now(), i, s.to, h->shard});
     note("{} coordinator -> {}: {}", to_string(self), to_string(s.to),
          name_of(s.message));
     send(self, s.to, std::move(s.message));
@@ -681,6 +683,42 @@ bool sharding_bug_named(const std::string& name, sharding_scenario& options) {
   return false;
 }
 
+downing_world_settings keep_majority_downing(timespan stable_after) {
+  downing_world_settings ds;
+  auto& stability = ds.engine.downing.stability;
+  stability.stable_after = stable_after;
+  stability.down_all_when_unstable
+    = std::max<timespan>(stable_after * 3 / 4, 4s);
+  ds.engine.downing.active_strategy = downing::keep_majority{};
+  return ds;
+}
+
+timespan decision_bound(const downing_world_settings& ds) {
+  auto& stability = ds.engine.downing.stability;
+  return stability.stable_after + stability.down_all_when_unstable;
+}
+
+singleton_world_settings coordinator_singleton(bool use_lease,
+                                               timespan margin) {
+  singleton_world_settings ss;
+  ss.manager.use_lease = use_lease;
+  ss.manager.down_removal_margin = use_lease ? timespan{0} : margin;
+  ss.manager.lease_retry_interval = 2s;
+  ss.manager.restart_min_backoff = 1s;
+  ss.manager.restart_max_backoff = 5s;
+  return ss;
+}
+
+void scenario_timings(sharding::sharding_settings& s, bool use_lease,
+                      timespan margin) {
+  s.retry_interval = 1s;
+  s.rebalance_interval = 3s;
+  s.hand_off_timeout = 2s;
+  s.least_shard_allocation_absolute_limit = 5;
+  s.down_removal_margin = margin;
+  s.use_lease = use_lease;
+}
+
 sharding_result run_sharding_scenario(uint64_t seed,
                                       const sharding_scenario& options) {
   sharding_layer* layer = nullptr;
@@ -694,24 +732,10 @@ sharding_result run_sharding_scenario(uint64_t seed,
   size_t n = options.rolling ? 5 : initial + 1 + r.below(2);
   for (size_t i = 0; i < n; ++i)
     w.add_node();
-  downing_world_settings ds;
+  auto ds = keep_majority_downing(3s + r.between(0s, 2s));
   auto& stability = ds.engine.downing.stability;
-  stability.stable_after = 3s + r.between(0s, 2s);
-  // On, as Akka's "on": max(3/4 stable_after, 4 s) (ADR 0007).
-  stability.down_all_when_unstable
-    = std::max<timespan>(stability.stable_after * 3 / 4, 4s);
-  // The removal margin's auto (ADR 0007): the resolver's decision bound.
-  const timespan margin
-    = stability.stable_after + stability.down_all_when_unstable;
-  ds.engine.downing.active_strategy = downing::keep_majority{};
-  singleton_world_settings ss;
-  ss.manager.use_lease = options.use_lease;
-  // As the shell's coordinator singleton (region.cpp): with the lease the
-  // lease keeps two coordinators apart, without one the removal margin.
-  ss.manager.down_removal_margin = options.use_lease ? timespan{0} : margin;
-  ss.manager.lease_retry_interval = 2s;
-  ss.manager.restart_min_backoff = 1s;
-  ss.manager.restart_max_backoff = 5s;
+  const timespan margin = decision_bound(ds);
+  auto ss = coordinator_singleton(options.use_lease, margin);
   ss.lease_ttl = 4s + r.between(0s, 4s);
   ss.self_stop = options.rolling ? 0.0 : 0.1;
   const timespan faults_start = 12s;
@@ -735,13 +759,8 @@ sharding_result run_sharding_scenario(uint64_t seed,
   hs.entities = 200 + r.below(201);
   auto& sh = hs.sharding;
   sh.number_of_shards = static_cast<uint32_t>(20 + r.below(31));
-  sh.retry_interval = 1s;
-  sh.rebalance_interval = 3s;
-  sh.hand_off_timeout = 2s;
   sh.passivation_idle_timeout = 3s + r.between(0s, 5s);
-  sh.least_shard_allocation_absolute_limit = 5;
-  sh.down_removal_margin = margin;
-  sh.use_lease = options.use_lease;
+  scenario_timings(sh, options.use_lease, margin);
   downing_layer dl{w, ds};
   singleton_layer sl{w, dl, ss};
   sharding_layer hl{w, sl, hs};
@@ -789,6 +808,7 @@ sharding_result run_sharding_scenario(uint64_t seed,
     for (auto t = from; t < faults_end + 5s; t += 1s)
       s.at(t, [&, i] { restart(i); });
   };
+  uint32_t version = 0;
   if (options.rolling) {
     // S4: restarts one at a time or two at a time, every 4-8 s.
     for (auto t = faults_start; t < faults_end; t += r.between(4s, 8s))
@@ -813,6 +833,8 @@ sharding_result run_sharding_scenario(uint64_t seed,
                   return w.down_address(j, a);
             });
           }
+          if (options.upgrade)
+            w.set_app_version(v, cluster::app_version{++version, 0, 0, ""});
           restart_later(v, s.now() + 1s);
         }
       });
@@ -884,8 +906,10 @@ sharding_result run_sharding_scenario(uint64_t seed,
     "sharding scenario: {} nodes ({} at first), {}{}, {} entities over {} "
     "shards, stable_after {} ms, down_removal_margin {} ms",
     n, initial, options.use_lease ? "with a lease" : "without a lease",
-    options.rolling ? ", rolling restarts" : "", hs.entities,
-    sh.number_of_shards, ms(stability.stable_after),
+    options.rolling
+      ? (options.upgrade ? ", rolling upgrades" : ", rolling restarts")
+      : "",
+    hs.entities, sh.number_of_shards, ms(stability.stable_after),
     ms(sh.down_removal_margin)));
   w.run_until(faults_end);
   if (!w.failure()) {

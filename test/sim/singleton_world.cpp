@@ -23,15 +23,19 @@ int64_t ms(timespan t) {
 // -- oracles (independent of the manager core)
 // -----------------------------------
 
-/// The oldest up member of a view: the lowest up_number, then the lowest
-/// address (Akka's age ordering: Member.ageOrdering).
-std::optional<unique_address> oldest_up(const cluster::gossip& g) {
+/// The up member of a view where the singleton belongs: the highest
+/// app_version, then the lowest up_number, then the lowest address (Akka's
+/// age ordering, Member.ageOrdering, among the newest version's members).
+std::optional<unique_address> target_up(const cluster::gossip& g) {
   const cluster::member* best = nullptr;
   for (auto& m : g.members()) {
     if (m.status != member_status::up)
       continue;
-    if (best == nullptr || m.up_number < best->up_number
-        || (m.up_number == best->up_number && m.address < best->address))
+    if (best == nullptr || m.app_version > best->app_version
+        || (m.app_version == best->app_version
+            && (m.up_number < best->up_number
+                || (m.up_number == best->up_number
+                    && m.address < best->address))))
       best = &m;
   }
   if (best == nullptr)
@@ -204,6 +208,7 @@ void singleton_layer::start_instance(size_t i,
   auto& ns = nodes_[i];
   auto now = w_.sched().now();
   ++starts_;
+  start_log_.emplace_back(now, i);
   w_.note(fmt::format("{} instance #{} STARTS (fencing token {})",
                       to_string(ns.self), s.incarnation, s.fencing_token));
   for (size_t j = 0; j < nodes_.size(); ++j)
@@ -511,17 +516,17 @@ bool singleton_layer::settled() const {
       live.push_back(i);
   if (live.empty() || !w_.converged(live.size()))
     return false;
-  auto oldest = oldest_up(w_.engine(live.front()).state().latest_gossip());
-  if (!oldest)
+  auto target = target_up(w_.engine(live.front()).state().latest_gossip());
+  if (!target)
     return false;
-  auto at = w_.index_of(*oldest);
+  auto at = w_.index_of(*target);
   size_t running = 0;
   for (auto& ns : nodes_)
     running += ns.inst ? 1 : 0;
   if (!at || running != 1 || *at >= nodes_.size())
     return false;
   auto& ns = nodes_[*at];
-  return ns.manager && ns.self == *oldest && ns.inst && !ns.inst->stop_requested
+  return ns.manager && ns.self == *target && ns.inst && !ns.inst->stop_requested
          && (!settings_.manager.use_lease || check_alive(*at));
 }
 
@@ -625,12 +630,13 @@ scenario_result run_singleton_scenario(uint64_t seed,
         out.push_back(i);
     return out;
   };
-  // The oldest up member in the view of the first live node.
+  // The oldest up member in the view of the first live node (the
+  // singleton target: the scenario runs one app_version).
   auto oldest = [&]() -> std::optional<size_t> {
     auto l = live();
     if (l.empty())
       return std::nullopt;
-    auto a = oldest_up(w.engine(l.front()).state().latest_gossip());
+    auto a = target_up(w.engine(l.front()).state().latest_gossip());
     return a ? w.index_of(*a) : std::nullopt;
   };
   auto restart = [&](size_t i) {
@@ -804,7 +810,7 @@ scenario_result run_singleton_scenario(uint64_t seed,
       result.failure = violation{
         "singleton_liveness",
         fmt::format("{} s after the faults stopped, not exactly one instance "
-                    "on the oldest up member of the live nodes:\n{}",
+                    "on the singleton target of the live nodes:\n{}",
                     ms(options.liveness_bound) / 1000, sl.describe())};
     // a little longer: the instance stays where it is
     if (ok)

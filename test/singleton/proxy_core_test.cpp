@@ -115,3 +115,22 @@ TEST_CASE("scenario S5: the instance restarts on the same oldest after a "
   CHECK(back.deliver == std::vector<std::string>{"during"});
   CHECK(p.target() == target{'a', 2});
 }
+
+TEST_CASE("proxy: asks the singleton target, which a member of a higher "
+          "app_version becomes once up, and asks again when it does") {
+  core p{proxy_settings{}};
+  timestamp now{};
+  auto fx = p.on_membership(view("a:up:1@1 b:up:2@1 d:joining@2"), now);
+  CHECK(fx.identify == node('a'));
+  p.on_identified(target{'a', 1}, now);
+  // d comes up with version 2: the instance moves there; forget a's
+  fx = p.on_membership(view("a:up:1@1 b:up:2@1 d:up:3@2"), now + 1s);
+  CHECK(fx.identify == node('d'));
+  CHECK(p.expected_host() == node('d'));
+  CHECK_FALSE(p.target());
+  // more new members come up: the target stays d, nothing to ask
+  p.on_identified(target{'d', 1}, now + 2s);
+  fx = p.on_membership(view("a:up:1@1 b:up:2@1 d:up:3@2 e:up:4@2"), now + 3s);
+  CHECK_FALSE(fx.identify);
+  CHECK(p.target() == target{'d', 1});
+}

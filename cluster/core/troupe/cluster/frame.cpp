@@ -44,25 +44,28 @@ void encode_header(std::byte* out, const frame_header& header) noexcept {
 }
 
 void append_frame(std::vector<std::byte>& out, frame_kind kind,
-                  cluster::lane lane, std::span<const std::byte> payload) {
+                  cluster::lane lane, std::span<const std::byte> payload,
+                  uint8_t major) {
   TROUPE_ASSERT(payload.size() <= std::numeric_limits<uint32_t>::max());
   auto at = out.size();
   out.resize(at + frame_header_size + payload.size());
-  encode_header(out.data() + at,
-                frame_header{protocol_version, kind, lane,
-                             static_cast<uint32_t>(payload.size())});
+  encode_header(
+    out.data() + at,
+    frame_header{major, kind, lane, static_cast<uint32_t>(payload.size())});
   if (!payload.empty())
     std::memcpy(out.data() + at + frame_header_size, payload.data(),
                 payload.size());
 }
 
 frame_violation decode_header(const std::byte* in, uint32_t max_frame_size,
-                              frame_header& out) {
+                              frame_header& out, uint8_t major) {
   auto byte = [&](size_t i) { return std::to_integer<uint32_t>(in[i]); };
-  if (byte(0) != protocol_version)
-    return {
-      frame_error::bad_version,
-      fmt::format("frame version {} (expected {})", byte(0), protocol_version)};
+  // A handshake frame of another major is the handshake's to refuse, with
+  // a message naming both versions (protocol_version.hpp).
+  bool handshake = byte(1) == static_cast<uint32_t>(frame_kind::handshake);
+  if (byte(0) == 0 || (!handshake && byte(0) != major))
+    return {frame_error::bad_version,
+            fmt::format("frame version {} (expected {})", byte(0), major)};
   if (byte(1) != static_cast<uint32_t>(frame_kind::handshake)
       && byte(1) != static_cast<uint32_t>(frame_kind::message))
     return {frame_error::bad_kind, fmt::format("frame kind {}", byte(1))};

@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "troupe/cluster/protocol_version.hpp"
 #include "troupe/cluster/transport.hpp"
 
 /// @file
 /// The transport's frame format: an 8-byte header and a payload.
 ///
 /// ```
-/// byte 0    version   protocol_version (1)
+/// byte 0    version   the sender's protocol major (protocol_major, 1)
 /// byte 1    kind      1 = handshake, 2 = message
 /// byte 2    lane      0 = control, 1 = ordinary (handshake frames: control)
 /// byte 3    flags     0 (reserved; anything else is a violation)
@@ -22,15 +23,18 @@
 /// header. Any deviation is a protocol violation that closes the
 /// connection (docs/design/transport.md §2).
 ///
+/// The version byte is a major-only check (the minor travels in the
+/// handshake only, protocol_version.hpp): a message frame must carry the
+/// receiver's major, since it only follows a handshake that proved both
+/// majors equal. A handshake frame may carry any major but 0: the
+/// handshake compares the versions itself and refuses another major with a
+/// message that names both, instead of a bare "bad frame".
+///
 /// Pure functions over bytes: no I/O, no allocation beyond the decoder's own
 /// buffer, and no input makes them crash (a libFuzzer target feeds them
 /// arbitrary bytes).
 
 namespace troupe::cluster {
-
-/// The version of the frame format and handshake. A peer with another
-/// version is refused (there is only one so far).
-inline constexpr uint8_t protocol_version = 1;
 
 /// Size of a frame header in bytes.
 inline constexpr size_t frame_header_size = 8;
@@ -57,7 +61,8 @@ const char* to_string(frame_kind x) noexcept;
 
 /// A decoded frame header.
 struct frame_header {
-  uint8_t version = protocol_version;
+  /// The sender's protocol major.
+  uint8_t version = protocol_major;
   frame_kind kind = frame_kind::message;
   cluster::lane lane = lane::ordinary;
   uint32_t length = 0;
@@ -68,7 +73,8 @@ struct frame_header {
 /// What was wrong with a frame.
 enum class frame_error : uint8_t {
   none = 0,
-  /// Byte 0 is not `protocol_version`.
+  /// Byte 0 is 0, or a message frame's byte 0 is not the receiver's
+  /// protocol major.
   bad_version,
   /// Byte 1 is not a `frame_kind`.
   bad_kind,
@@ -93,15 +99,19 @@ struct frame_violation {
 /// Writes the header of a frame into `out[0..8)`.
 void encode_header(std::byte* out, const frame_header& header) noexcept;
 
-/// Appends a whole frame (header and `payload`) to `out`. `payload` must
-/// be smaller than 4 GiB (asserts).
+/// Appends a whole frame (header and `payload`) to `out`, with `major` in
+/// the version byte (a test may play a node of another release).
+/// `payload` must be smaller than 4 GiB (asserts).
 void append_frame(std::vector<std::byte>& out, frame_kind kind,
-                  cluster::lane lane, std::span<const std::byte> payload);
+                  cluster::lane lane, std::span<const std::byte> payload,
+                  uint8_t major = protocol_major);
 
-/// Reads and validates a header from `in[0..8)` against `max_frame_size`.
-/// Returns the violation (code `none` when valid).
+/// Reads and validates a header from `in[0..8)` against `max_frame_size`,
+/// for a receiver of protocol major `major`. Returns the violation (code
+/// `none` when valid).
 frame_violation decode_header(const std::byte* in, uint32_t max_frame_size,
-                              frame_header& out);
+                              frame_header& out,
+                              uint8_t major = protocol_major);
 
 /// A complete frame as the decoder yields it. `payload` points into the
 /// chunk given to `feed` or into the decoder's own buffer; valid until the

@@ -16,17 +16,29 @@ namespace troupe::cluster {
 
 namespace {
 
-// Handshake message types (first payload byte).
-enum class msg : uint8_t { hello = 1, challenge = 2, proof = 3, welcome = 4 };
+// Handshake message types (first payload byte). hello's first three bytes,
+// challenge, proof and refusal are frozen across protocol majors
+// (protocol_version.hpp).
+enum class msg : uint8_t {
+  hello = 1,
+  challenge = 2,
+  proof = 3,
+  welcome = 4,
+  refusal = 5,
+};
 
 constexpr size_t mac_size = 32;
 using mac = std::array<std::byte, mac_size>;
 
 constexpr std::string_view client_label = "troupe handshake v1 client->server";
 constexpr std::string_view server_label = "troupe handshake v1 server->client";
+constexpr std::string_view refusal_label
+  = "troupe handshake v1 refusal server->client";
 
 class writer {
 public:
+  writer() = default;
+
   explicit writer(msg type) {
     buf_.push_back(static_cast<std::byte>(type));
   }
@@ -59,6 +71,11 @@ public:
     str(x.host);
     u16(x.port);
     u64(x.uid);
+  }
+
+  void version(protocol_version x) {
+    u8(x.major);
+    u8(x.minor);
   }
 
   std::vector<std::byte> take() {
@@ -127,6 +144,13 @@ public:
     return x;
   }
 
+  protocol_version version() {
+    protocol_version x;
+    x.major = u8();
+    x.minor = u8();
+    return x;
+  }
+
 private:
   bool need(size_t n) {
     if (!ok_ || in_.size() - pos_ < n) {
@@ -141,18 +165,18 @@ private:
   bool ok_ = true;
 };
 
-// HMAC-SHA256 over label || 0 || u32 length || hello || Ns [|| address].
+// HMAC-SHA256 over label || 0 || u64 length || hello || Ns || suffix (the
+// server's address and version in a welcome, its version in a refusal).
 mac compute_mac(const runtime::secret& key, std::string_view label,
                 std::span<const std::byte> hello, const nonce& server_nonce,
-                const unique_address* server) {
+                std::span<const std::byte> suffix = {}) {
   writer w{msg::hello}; // the type byte doubles as a domain separator
   w.bytes(std::as_bytes(std::span{label.data(), label.size()}));
   w.u8(0);
   w.u64(hello.size());
   w.bytes(hello);
   w.bytes(server_nonce);
-  if (server != nullptr)
-    w.address(*server);
+  w.bytes(suffix);
   auto data = w.take();
   mac out{};
   unsigned int len = 0;
@@ -168,11 +192,27 @@ bool equal_macs(const mac& x, const mac& y) {
   return CRYPTO_memcmp(x.data(), y.data(), mac_size) == 0;
 }
 
+// What the welcome's MAC covers after the transcript.
+std::vector<std::byte> welcome_suffix(const unique_address& server,
+                                      protocol_version version) {
+  writer w;
+  w.address(server);
+  w.version(version);
+  return w.take();
+}
+
+// What the refusal's MAC covers after the transcript.
+std::vector<std::byte> refusal_suffix(protocol_version version) {
+  writer w;
+  w.version(version);
+  return w.take();
+}
+
 std::optional<msg> type_of(std::span<const std::byte> payload) {
   if (payload.empty())
     return std::nullopt;
   auto t = std::to_integer<uint8_t>(payload[0]);
-  if (t < 1 || t > 4)
+  if (t < 1 || t > 5)
     return std::nullopt;
   return static_cast<msg>(t);
 }
@@ -187,6 +227,8 @@ const char* name_of(msg x) {
       return "proof";
     case msg::welcome:
       return "welcome";
+    case msg::refusal:
+      return "refusal";
   }
   return "?";
 }
@@ -214,6 +256,7 @@ handshake::handshake(handshake_settings settings, bool client, endpoint dialed,
   TROUPE_ASSERT(settings_.cluster_name.size() <= max_name_size);
   TROUPE_ASSERT(settings_.local.host.size() <= max_name_size);
   TROUPE_ASSERT(dialed_.host.size() <= max_name_size);
+  TROUPE_ASSERT(settings_.protocol.major != 0);
   phase_ = client ? phase::start : phase::server_wait_hello;
 }
 
@@ -248,6 +291,7 @@ handshake_step handshake::establish(unique_address peer,
   status_ = handshake_status::established;
   step.status = status_;
   step.peer = std::move(peer);
+  step.peer_protocol = peer_protocol_;
   return step;
 }
 
@@ -255,7 +299,7 @@ handshake_step handshake::start() {
   if (!client_ || phase_ != phase::start)
     return {};
   writer w{msg::hello};
-  w.u8(protocol_version);
+  w.version(settings_.protocol);
   w.str(settings_.cluster_name);
   w.address(settings_.local);
   w.bytes(own_nonce_);
@@ -280,6 +324,8 @@ handshake_step handshake::on_message(std::span<const std::byte> payload) {
     case phase::client_wait_challenge:
       return *type == msg::challenge ? on_challenge(payload) : unexpected();
     case phase::client_wait_welcome:
+      if (*type == msg::refusal)
+        return on_refusal(payload);
       return *type == msg::welcome ? on_welcome(payload) : unexpected();
     case phase::server_wait_hello:
       return *type == msg::hello ? on_hello(payload) : unexpected();
@@ -295,8 +341,7 @@ handshake_step handshake::on_challenge(std::span<const std::byte> payload) {
   peer_nonce_ = r.fixed<nonce_size>();
   if (!r.ok() || !r.at_end())
     return fail("malformed challenge");
-  auto m
-    = compute_mac(settings_.secret, client_label, hello_, peer_nonce_, nullptr);
+  auto m = compute_mac(settings_.secret, client_label, hello_, peer_nonce_);
   writer w{msg::proof};
   w.bytes(m);
   return advance(phase::client_wait_welcome, w.take());
@@ -304,12 +349,13 @@ handshake_step handshake::on_challenge(std::span<const std::byte> payload) {
 
 handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
   reader r{payload.subspan(1)};
+  auto version = r.version();
   auto server = r.address();
   auto their_mac = r.fixed<mac_size>();
   if (!r.ok() || !r.at_end())
     return fail("malformed welcome");
-  auto expected
-    = compute_mac(settings_.secret, server_label, hello_, peer_nonce_, &server);
+  auto expected = compute_mac(settings_.secret, server_label, hello_,
+                              peer_nonce_, welcome_suffix(server, version));
   if (!equal_macs(expected, their_mac))
     return fail("the peer's proof does not verify (wrong cluster secret, or "
                 "a forged or replayed welcome)");
@@ -318,23 +364,59 @@ handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
                             to_string(server), to_string(dialed_)));
   if (server.uid == 0)
     return fail("the peer's uid is 0");
+  // A correct peer refuses another major instead of welcoming it.
+  if (!is_compatible(settings_.protocol, version))
+    return fail(
+      protocol_mismatch(settings_.protocol, version, to_string(dialed_)));
+  peer_protocol_ = version;
   return establish(std::move(server), {});
+}
+
+handshake_step handshake::on_refusal(std::span<const std::byte> payload) {
+  reader r{payload.subspan(1)};
+  auto version = r.version();
+  auto their_mac = r.fixed<mac_size>();
+  if (!r.ok() || !r.at_end())
+    return fail("malformed refusal");
+  auto expected = compute_mac(settings_.secret, refusal_label, hello_,
+                              peer_nonce_, refusal_suffix(version));
+  if (!equal_macs(expected, their_mac))
+    return fail("the peer's refusal does not verify (wrong cluster secret, "
+                "or a forged or replayed refusal)");
+  auto step = fail(
+    is_compatible(settings_.protocol, version)
+      ? fmt::format("{} refused this node's wire protocol {} although it "
+                    "speaks {}",
+                    to_string(dialed_), to_string(settings_.protocol),
+                    to_string(version))
+      : protocol_mismatch(settings_.protocol, version, to_string(dialed_)));
+  step.peer_protocol = version;
+  return step;
 }
 
 handshake_step handshake::on_hello(std::span<const std::byte> payload) {
   reader r{payload.subspan(1)};
-  peer_version_ = r.u8();
+  peer_protocol_ = r.version();
+  if (!r.ok() || peer_protocol_.major == 0)
+    return fail("malformed hello");
+  if (!is_compatible(settings_.protocol, peer_protocol_)) {
+    // The rest is the other major's format. Challenge as usual: only a
+    // peer that proves the secret learns of the refusal (on_proof).
+    hello_.assign(payload.begin(), payload.end());
+    writer w{msg::challenge};
+    w.bytes(own_nonce_);
+    return advance(phase::server_wait_proof, w.take());
+  }
   peer_cluster_ = r.str();
   peer_ = r.address();
   auto n = r.fixed<nonce_size>();
   peer_dialed_.host = r.str();
   peer_dialed_.port = r.u16();
-  if (!r.ok() || !r.at_end())
+  // A higher minor may append extensions (covered by the MACs, ignored).
+  bool may_extend = peer_protocol_.minor > settings_.protocol.minor;
+  if (!r.ok() || (!r.at_end() && !may_extend))
     return fail("malformed hello");
   (void)n; // part of the transcript through hello_
-  if (peer_version_ != protocol_version)
-    return fail(fmt::format("peer speaks protocol version {} (expected {})",
-                            peer_version_, protocol_version));
   hello_.assign(payload.begin(), payload.end());
   writer w{msg::challenge};
   w.bytes(own_nonce_);
@@ -347,11 +429,27 @@ handshake_step handshake::on_proof(std::span<const std::byte> payload) {
   if (!r.ok() || !r.at_end())
     return fail("malformed proof");
   auto expected
-    = compute_mac(settings_.secret, client_label, hello_, own_nonce_, nullptr);
+    = compute_mac(settings_.secret, client_label, hello_, own_nonce_);
+  bool foreign = !is_compatible(settings_.protocol, peer_protocol_);
   if (!equal_macs(expected, their_mac))
     return fail(fmt::format("proof from {} does not verify (wrong cluster "
                             "secret, or a forged or replayed proof)",
-                            to_string(peer_)));
+                            foreign ? std::string{"the dialing node"}
+                                    : to_string(peer_)));
+  if (foreign) {
+    // The peer holds the secret: tell it why, authenticated, then close.
+    auto version = settings_.protocol;
+    auto m = compute_mac(settings_.secret, refusal_label, hello_, own_nonce_,
+                         refusal_suffix(version));
+    writer w{msg::refusal};
+    w.version(version);
+    w.bytes(m);
+    auto step = fail(protocol_mismatch(settings_.protocol, peer_protocol_,
+                                       "the dialing node"));
+    step.send = w.take();
+    step.peer_protocol = peer_protocol_;
+    return step;
+  }
   // Checked only now, so that a peer without the secret learns nothing.
   if (peer_cluster_ != settings_.cluster_name)
     return fail(fmt::format("{} belongs to cluster \"{}\", not \"{}\"",
@@ -369,8 +467,9 @@ handshake_step handshake::on_proof(std::span<const std::byte> payload) {
     return fail(
       fmt::format("{} claims this node's own address", to_string(peer_)));
   auto m = compute_mac(settings_.secret, server_label, hello_, own_nonce_,
-                       &settings_.local);
+                       welcome_suffix(settings_.local, settings_.protocol));
   writer w{msg::welcome};
+  w.version(settings_.protocol);
   w.address(settings_.local);
   w.bytes(m);
   return establish(peer_, w.take());

@@ -7,39 +7,43 @@
 #include <string>
 #include <vector>
 
+#include "troupe/cluster/protocol_version.hpp"
 #include "troupe/cluster/transport.hpp"
 #include "troupe/runtime/secret.hpp"
 
 /// @file
 /// The transport handshake: a pure state machine per connection side that
-/// authenticates both nodes with the shared cluster secret.
+/// authenticates both nodes with the shared cluster secret and compares
+/// their wire protocol versions (protocol_version.hpp).
 ///
 /// ```
 /// client (dialer)                                server (acceptor)
-///   hello {version, cluster name, client
-///          unique_address, Nc, dialed host:port}  ->
+///   hello {major, minor, cluster name, client
+///          unique_address, Nc, dialed host:port
+///          [, extensions of a higher minor]}      ->
 ///                                               <-  challenge {Ns}
 ///   proof {HMAC(K, "client" transcript)}        ->
 ///                                                   verify proof; check
-///                                                   cluster, version,
+///                                                   major, cluster,
 ///                                                   dialed == own endpoint
-///                                               <-  welcome {server
-///                                                   unique_address,
+///                                               <-  welcome {major, minor,
+///                                                   server unique_address,
 ///                                                   HMAC(K, "server"
-///                                                   transcript + address)}
+///                                                   transcript + address
+///                                                   + version)}
 ///   verify welcome; check the address is the
 ///   dialed host:port
 /// ```
 /// K is the cluster secret; Nc and Ns are 32 random bytes per connection
 /// (passed in: the core draws no randomness). The client transcript is
 /// `label-client || hello bytes || Ns`, the server transcript
-/// `label-server || hello bytes || Ns || server address`, so each MAC binds
-/// both nonces, both addresses, the cluster name, the version and the
-/// direction. Consequences (tested in handshake_test.cpp):
+/// `label-server || hello bytes || Ns || server address || major || minor`,
+/// so each MAC binds both nonces, both addresses, the cluster name, both
+/// versions and the direction. Consequences (tested in handshake_test.cpp):
 /// - the dialer proves first, and the acceptor sends nothing but random
 ///   bytes before the proof verifies: a peer without the secret learns
-///   nothing (not even the cluster name or uid) and gets a closed
-///   connection;
+///   nothing (not even the cluster name, uid or protocol version) and gets
+///   a closed connection;
 /// - a challenge, proof or welcome recorded on another connection fails
 ///   (the other side's nonce differs); a MAC reflected back to its sender
 ///   fails (the direction label differs);
@@ -47,7 +51,20 @@
 ///   host:port is in the transcript and checked by the acceptor).
 /// MACs are HMAC-SHA256 (OpenSSL; pure computation) and compared in
 /// constant time. Failure reasons are for the local log only: the other
-/// side only sees the connection close.
+/// side only sees the connection close, with one exception below.
+///
+/// Protocol versions: a hello of another major is read only as far as its
+/// version (the rest is that major's format); the acceptor still sends the
+/// challenge and verifies the proof over the hello's bytes, and only then,
+/// to a peer that holds the secret, answers with a refusal {major, minor,
+/// HMAC(K, "refusal" transcript + version)} before it closes. The dialer
+/// verifies the refusal and fails with `protocol_mismatch`'s message (both
+/// versions and what to do); the acceptor fails with the same message.
+/// This exchange (hello's first three bytes, challenge, proof, refusal) is
+/// frozen across majors. A hello of the same major and a higher minor may
+/// carry trailing extension bytes: they are covered by both MACs and
+/// ignored. Both sides record the peer's version
+/// (`handshake_step::peer_protocol`).
 ///
 /// The handshake does not protect the frames that follow against an
 /// active attacker on the path (no per-frame MAC): that is what TLS is for
@@ -73,6 +90,9 @@ struct handshake_settings {
   unique_address local;
   /// The shared cluster secret (HMAC key); never logged.
   runtime::secret secret;
+  /// The wire protocol this node speaks: `current_protocol` (a test plays a
+  /// node of another release with another value). The major must not be 0.
+  protocol_version protocol = current_protocol;
 };
 
 /// Where a handshake is.
@@ -94,10 +114,16 @@ struct handshake_step {
   /// A handshake message to send as the payload of a `frame_kind::handshake`
   /// frame on the control lane (empty: nothing to send). On the server's
   /// final step this is the welcome: the caller may still refuse the peer
-  /// (e.g. a quarantined uid) by closing instead of sending it.
+  /// (e.g. a quarantined uid) by closing instead of sending it. On a
+  /// `failed` step it is empty, except for the server's refusal of another
+  /// protocol major: send it, then close.
   std::vector<std::byte> send;
   /// The authenticated peer, once `established`.
   unique_address peer;
+  /// The peer's wire protocol version, once `established` (same major as
+  /// this node's; the minor gates features, protocol_version.hpp), or the
+  /// other major's version on a version refusal.
+  protocol_version peer_protocol;
   /// Why the handshake failed, for the local log (never secret material).
   std::string reason;
 };
@@ -149,6 +175,7 @@ private:
   handshake_step establish(unique_address peer, std::vector<std::byte> send);
   handshake_step on_challenge(std::span<const std::byte> payload);
   handshake_step on_welcome(std::span<const std::byte> payload);
+  handshake_step on_refusal(std::span<const std::byte> payload);
   handshake_step on_hello(std::span<const std::byte> payload);
   handshake_step on_proof(std::span<const std::byte> payload);
 
@@ -163,7 +190,7 @@ private:
   // Server: the hello's fields, checked after the proof verifies.
   unique_address peer_;
   std::string peer_cluster_;
-  uint8_t peer_version_ = 0;
+  protocol_version peer_protocol_;
   endpoint peer_dialed_;
   // Client: the server's nonce.
   nonce peer_nonce_{};

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "troupe/cluster/frame.hpp"
+#include "troupe/cluster/protocol_version.hpp"
 #include "troupe/runtime/assert.hpp"
 
 namespace troupe::cluster {
@@ -76,7 +76,7 @@ compat_result join_config_checker::check(const join_config& local,
 
 join_config_checker default_join_config_checker() {
   join_config_checker result;
-  result.add(std::string{protocol_version_key}, join_config_rule::must_equal);
+  result.add(std::string{protocol_major_key}, join_config_rule::must_equal);
   result.add(std::string{cluster_name_key}, join_config_rule::must_equal);
   return result;
 }
@@ -100,8 +100,8 @@ join_config join_config_of(const runtime::config& cfg) {
   auto result = cfg.join_checked_values();
   result.insert_or_assign(std::string{cluster_name_key},
                           cfg.get<std::string>("cluster.name"));
-  result.insert_or_assign(std::string{protocol_version_key},
-                          std::to_string(protocol_version));
+  result.insert_or_assign(std::string{protocol_major_key},
+                          std::to_string(protocol_major));
   return result;
 }
 

@@ -124,19 +124,23 @@ private:
   std::map<std::string, join_config_rule> rules_;
 };
 
-/// The key of the cluster protocol version, checked with must_equal.
-inline constexpr std::string_view protocol_version_key
-  = "troupe.protocol_version";
+/// The key of the wire protocol's major (protocol_version.hpp), checked
+/// with must_equal: only the major must match, nodes of different minors
+/// join each other. (The handshake already refuses another major; this
+/// check names the key as well, and covers transports without the
+/// handshake, e.g. the simulator's.)
+inline constexpr std::string_view protocol_major_key = "troupe.protocol_major";
 
 /// The key of the cluster name, checked with must_equal.
 inline constexpr std::string_view cluster_name_key = "cluster.name";
 
-/// A checker with troupe's own keys: `troupe.protocol_version` and
+/// A checker with troupe's own keys: `troupe.protocol_major` and
 /// `cluster.name`, both must_equal.
 join_config_checker default_join_config_checker();
 
 /// A node's join configuration from its configuration: `cluster.name`,
-/// `troupe.protocol_version` (frame.hpp's), and the value of every key a
+/// `troupe.protocol_major` (protocol_major, protocol_version.hpp), and the
+/// value of every key a
 /// module marked with `config_schema::check_on_join` (e.g.
 /// `sharding.number_of_shards`), as `config::join_checked_values` renders
 /// it. `cfg` must declare `cluster.name` (the cluster module's keys).

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "troupe/cluster/app_version.hpp"
 #include "troupe/cluster/join_config_checker.hpp"
 #include "troupe/cluster/transport.hpp"
 #include "troupe/runtime/clock.hpp"
@@ -71,7 +72,8 @@
 ///   uninitialized); a late welcome from a seed is accepted.
 /// - `init_join` carries the sender, so the seed can answer without
 ///   relying on the transport's notion of a sender.
-/// - `join::app_version` is a string ("" = none) instead of Akka's Version.
+/// - `join::app_version` is troupe's app_version (app_version.hpp), a
+///   stricter Akka Version: 0.0.0 when not configured.
 /// - The welcome's gossip is left to the membership core; `welcome` here
 ///   carries only the sender.
 
@@ -131,8 +133,8 @@ auto inspect(Inspector& f, init_join_nack& x) {
 struct join {
   unique_address node;
   std::set<std::string> roles;
-  /// The application's version ("" = none), used by rolling updates.
-  std::string app_version;
+  /// The node's `cluster.app_version` (its member record carries it).
+  cluster::app_version app_version;
 
   friend bool operator==(const join&, const join&) = default;
 };
@@ -190,7 +192,7 @@ struct join_settings {
 struct joining_node {
   unique_address self;
   std::set<std::string> roles;
-  std::string app_version;
+  cluster::app_version app_version;
   /// Values of the registered keys (sent in init_join).
   join_config config;
 };

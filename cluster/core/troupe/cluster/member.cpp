@@ -80,9 +80,11 @@ int status_priority(member_status x) noexcept {
   return static_cast<int>(x);
 }
 
-member member::joining(unique_address address, std::vector<std::string> roles) {
+member member::joining(unique_address address, std::vector<std::string> roles,
+                       cluster::app_version version) {
   return member{std::move(address), member_status::joining,
-                normalize_roles(std::move(roles)), no_up_number};
+                normalize_roles(std::move(roles)), no_up_number,
+                std::move(version)};
 }
 
 bool member::has_role(std::string_view role) const noexcept {
@@ -150,7 +152,15 @@ const member& highest_priority_of(const member& x, const member& y) noexcept {
   auto ky = key(y);
   if (kx != ky)
     return kx > ky ? x : y;
-  return y.roles < x.roles ? y : x;
+  if (x.roles != y.roles)
+    return y.roles < x.roles ? y : x;
+  return y.app_version < x.app_version ? y : x;
+}
+
+bool precedes_as_singleton_host(const member& x, const member& y) noexcept {
+  if (x.app_version != y.app_version)
+    return x.app_version > y.app_version;
+  return x.is_older_than(y);
 }
 
 bool someone_stays(const std::vector<member>& members,
@@ -179,7 +189,12 @@ std::string to_string(const member& x) {
       result += ',';
     result += x.roles[i];
   }
-  result += "])";
+  result += "]";
+  if (x.app_version != cluster::app_version{}) {
+    result += ", app_version ";
+    result += to_string(x.app_version);
+  }
+  result += ")";
   return result;
 }
 

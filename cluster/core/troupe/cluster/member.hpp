@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "troupe/cluster/app_version.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/unique_address.hpp"
 
@@ -19,8 +20,11 @@
 ///   every field (a plain value), and the address order is the function
 ///   object `by_address`.
 /// - `highest_priority_of` breaks ties between records of the same status
-///   by lower up_number (as Akka) and then by the roles (Akka returns its
-///   second argument), so that it is commutative for any input.
+///   by lower up_number (as Akka) and then by the roles and the app
+///   version (Akka returns its second argument), so that it is commutative
+///   for any input.
+/// - `by_singleton_preference` (the app version first, then age) is
+///   troupe's: Akka places singletons on the oldest member only.
 /// - No data centers, and none of Akka 2.6.20's PreparingForShutdown /
 ///   ReadyForShutdown statuses.
 
@@ -91,7 +95,9 @@ int status_priority(member_status x) noexcept;
 ///
 /// Invariants: `roles` is sorted and free of duplicates (`joining` and
 /// `normalize_roles` make it so); `up_number` is `no_up_number` until the
-/// leader moves the member up (Akka's `Int.MaxValue`).
+/// leader moves the member up (Akka's `Int.MaxValue`); `app_version` is
+/// the node's `cluster.app_version`, fixed for the incarnation (Akka's
+/// `Member.appVersion`).
 struct member {
   /// The up_number of a member that was never up.
   static constexpr int32_t no_up_number = std::numeric_limits<int32_t>::max();
@@ -104,10 +110,15 @@ struct member {
   /// the highest up_number among the members at that time (Akka's
   /// `upNumber`). Lower means older.
   int32_t up_number = no_up_number;
+  /// The application version the node runs (`cluster.app_version`; 0.0.0
+  /// by default). Carried in every gossip, so every member knows every
+  /// member's version; read by singleton placement and shard allocation.
+  cluster::app_version app_version;
 
   /// A new joining member (roles are sorted and de-duplicated).
   static member joining(unique_address address,
-                        std::vector<std::string> roles = {});
+                        std::vector<std::string> roles = {},
+                        cluster::app_version version = {});
 
   /// Whether the member has `role`.
   bool has_role(std::string_view role) const noexcept;
@@ -149,10 +160,37 @@ struct by_age {
   }
 };
 
+/// Whether `x` comes before `y` as the host of cluster singletons: the
+/// higher app_version first, then the older member (lower up_number),
+/// then the lower address. A strict total order over members with distinct
+/// addresses that reads nothing but the two member records (each of whose
+/// fields it reads is fixed once the member is up), so every node computes
+/// the same order from the same members, whatever else its view holds.
+/// With one app_version in the cluster it is the age order (`by_age`).
+///
+/// Why (troupe's extension of Akka's app-version preference, which Akka
+/// applies to shard allocation only): during a rolling update the first
+/// member of the new version to be up becomes the singletons' host at
+/// once, so a singleton moves once, to a new node, instead of once per
+/// restarted old node, as it does with the age order when the oldest nodes
+/// are replaced first. Never the meaning of "oldest": see
+/// `membership_state::oldest`.
+bool precedes_as_singleton_host(const member& x, const member& y) noexcept;
+
+/// Orders members by `precedes_as_singleton_host`, the preferred host of
+/// singletons first.
+struct by_singleton_preference {
+  bool operator()(const member& x, const member& y) const noexcept {
+    return precedes_as_singleton_host(x, y);
+  }
+};
+
 /// Of two records of the same member, the one a gossip merge keeps
 /// (Akka's `Member.highestPriorityOf`): the higher `status_priority`; for
 /// equal statuses the lower up_number (the older record), then the
-/// lexicographically smaller roles. Commutative, associative and
+/// lexicographically smaller roles, then the lower app_version (the last
+/// two only differ between records of correct nodes never). Commutative,
+/// associative and
 /// idempotent (it is the maximum of a total order). Precondition: both
 /// records have the same address.
 const member& highest_priority_of(const member& x, const member& y) noexcept;
@@ -164,13 +202,15 @@ const member& highest_priority_of(const member& x, const member& y) noexcept;
 bool someone_stays(const std::vector<member>& members,
                    const unique_address& self) noexcept;
 
-/// Renders e.g. `10.0.0.1:2552#7 up (up_number 3, roles [a,b])`.
+/// Renders e.g. `10.0.0.1:2552#7 up (up_number 3, roles [a,b])`, with
+/// `, app_version 1.2.0` before the parenthesis closes when it is not the
+/// default 0.0.0.
 std::string to_string(const member& x);
 
 /// CAF-free inspection (STYLE.md §4); registered by the cluster shell.
 template <class Inspector>
 auto inspect(Inspector& f, member& x) {
-  return f(x.address, x.status, x.roles, x.up_number);
+  return f(x.address, x.status, x.roles, x.up_number, x.app_version);
 }
 
 } // namespace troupe::cluster

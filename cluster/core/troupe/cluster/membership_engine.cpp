@@ -103,7 +103,7 @@ membership_engine::membership_engine(unique_address self,
   : settings_(std::move(settings)), roles_(std::move(roles)),
     config_(std::move(config)), checker_(std::move(checker)),
     state_(gossip{}, self),
-    join_(joining_node{self, roles_, std::string{}, config_}, checker_,
+    join_(joining_node{self, roles_, settings_.app_version, config_}, checker_,
           settings_.join()),
     heartbeat_(self, settings_.failure_detector.monitored_by_nr_of_members,
                settings_.failure_detector.phi_accrual()),
@@ -278,7 +278,8 @@ void membership_engine::self_join(clock_reading t, effects& out) {
                      "is not one yet, or none answered within "
                      "seed_node_timeout): this node starts a new cluster");
   gossip first;
-  first.add(member::joining(self(), {roles_.begin(), roles_.end()}));
+  first.add(member::joining(self(), {roles_.begin(), roles_.end()},
+                            settings_.app_version));
   heartbeat_.init({self()}, {});
   next_gossip_ = next_leader_actions_ = next_reaper_ = next_heartbeat_ = t.now;
   update_latest(std::move(first), t, out);
@@ -318,7 +319,8 @@ void membership_engine::on_join(const cluster::join& m, clock_reading t,
     }
   }
   auto next = g;
-  next.add(member::joining(m.node, {m.roles.begin(), m.roles.end()}));
+  next.add(
+    member::joining(m.node, {m.roles.begin(), m.roles.end()}, m.app_version));
   out.info.push_back(fmt::format("{} is joining", to_string(m.node)));
   update_latest(std::move(next), t, out);
   out.send.push_back({m.node, membership_message{welcome_gossip{

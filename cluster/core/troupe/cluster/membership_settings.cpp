@@ -225,6 +225,12 @@ void declare_membership_config(runtime::config_schema& schema) {
           "API.");
   add_key(schema, "cluster.roles", config_type::string_list, "",
           "This node's roles (where singletons and shards may run).");
+  add_key(schema, "cluster.app_version", config_type::string, "0.0.0",
+          "The version of the application this node runs, as 1 to 3 numbers "
+          "(e.g. 1.2.3, optionally -RC1), compared numerically segment by "
+          "segment. During a rolling update singletons move to, and new "
+          "shards go to, the members with the highest version (Akka's "
+          "app-version).");
   add_key(schema, "cluster.min_nr_of_members", config_type::integer, "1",
           "Members needed before the leader moves joining members to up.");
   add_key(schema, "cluster.gossip_interval", config_type::duration, "1s",
@@ -294,6 +300,12 @@ membership_settings_from_config(const runtime::config& cfg) {
   }
   for (const auto& role : cfg.get<strings>("cluster.roles"))
     s.roles.insert(role);
+  auto version = parse_app_version(cfg.get<std::string>("cluster.app_version"));
+  if (!version)
+    return invalid(fmt::format("cluster.app_version (from {}): {}",
+                               cfg.origin("cluster.app_version").text,
+                               version.error().message));
+  s.app_version = std::move(*version);
   auto count = [&cfg](std::string_view key) {
     return static_cast<size_t>(cfg.get<int64_t>(key));
   };

@@ -23,7 +23,7 @@
 /// Key names are the snake_case of Akka's, except
 /// `cluster.shutdown_when_downed` (Akka's run-coordinated-shutdown-when-
 /// down), named after what troupe does. Not (yet) carried over:
-/// per-role min-nr-of-members, data centers, app-version, publish stats.
+/// per-role min-nr-of-members, data centers, publish stats.
 /// `cluster.name`, `cluster.host` and `cluster.port` are the transport's
 /// keys (transport_config.hpp); they are not declared here.
 ///
@@ -62,6 +62,9 @@ struct failure_detector_settings {
 ///
 /// - seed_nodes: none; contact points to join, the first founds the cluster.
 /// - roles: none; this node's roles (placement of singletons and shards).
+/// - app_version: 0.0.0; the version of the application this node runs
+///   (Akka's app-version; app_version.hpp): singletons and new shards go
+///   to the members with the highest one during a rolling update.
 /// - min_nr_of_members: 1; members needed before the leader moves joining
 ///   members to up.
 /// - gossip_interval: 1s; how often a node gossips to one other.
@@ -90,6 +93,7 @@ struct failure_detector_settings {
 struct membership_settings {
   std::vector<endpoint> seed_nodes;
   std::set<std::string> roles;
+  cluster::app_version app_version;
   size_t min_nr_of_members = 1;
   timespan gossip_interval = std::chrono::seconds{1};
   timespan gossip_time_to_live = std::chrono::seconds{2};
@@ -133,7 +137,8 @@ void declare_membership_config(runtime::config_schema& schema);
 
 /// The settings from a configuration whose schema
 /// `declare_membership_config` filled, validated; errors name the key and
-/// the value (errc::invalid_settings).
+/// the value (errc::invalid_settings), e.g. `cluster.app_version (from
+/// env TROUPE_CLUSTER__APP_VERSION): "1.x" is not a version: ...`.
 runtime::expected<membership_settings>
 membership_settings_from_config(const runtime::config& cfg);
 

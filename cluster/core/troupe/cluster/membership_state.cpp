@@ -130,6 +130,31 @@ membership_state::oldest(std::optional<std::string_view> role) const {
   return *result;
 }
 
+std::optional<member>
+membership_state::singleton_target(std::optional<std::string_view> role) const {
+  const member* result = nullptr;
+  for (const auto& m : latest_.members()) {
+    if (!is_up_or_leaving(m.status) || (role && !m.has_role(*role)))
+      continue;
+    if (result == nullptr || precedes_as_singleton_host(m, *result))
+      result = &m;
+  }
+  if (result == nullptr)
+    return std::nullopt;
+  return *result;
+}
+
+std::vector<member> singleton_candidates(const gossip& g,
+                                         std::optional<std::string_view> role) {
+  std::vector<member> out;
+  for (const auto& m : g.members())
+    if ((m.status == member_status::up || m.status == member_status::leaving)
+        && (!role || m.has_role(*role)))
+      out.push_back(m);
+  std::sort(out.begin(), out.end(), by_singleton_preference{});
+  return out;
+}
+
 bool membership_state::valid_node_for_gossip(const unique_address& node) const {
   return node != self_ && latest_.reachability().is_reachable(self_, node);
 }

@@ -99,9 +99,20 @@ public:
 
   /// The oldest member with status up or leaving (lowest up_number, ties by
   /// address), optionally only among members with `role`; reachability
-  /// does not matter. Not the leader: the oldest is where singletons run.
+  /// does not matter (Akka's oldest). Not the leader, and not necessarily
+  /// where singletons run: that is `singleton_target`, which prefers the
+  /// highest app_version first.
   std::optional<member> oldest(std::optional<std::string_view> role
                                = std::nullopt) const;
+
+  /// Where the singletons (with `role`) belong in this view: the first of
+  /// `singleton_candidates`, i.e. the oldest member among the up or
+  /// leaving members (with `role`) that run the highest app_version;
+  /// reachability does not matter. With one app_version in the cluster it
+  /// is `oldest(role)`. A function of the member records alone: two nodes
+  /// with the same members compute the same target (scenario S4).
+  std::optional<member> singleton_target(std::optional<std::string_view> role
+                                         = std::nullopt) const;
 
   /// Whether this node may gossip to `node`: not self, and self does not
   /// see it as unreachable (Akka's `validNodeForGossip`; nodes others see
@@ -122,6 +133,15 @@ private:
   gossip latest_;
   unique_address self_;
 };
+
+/// The members of `g` that may host singletons (with `role`, when given):
+/// status up or leaving, ordered by `by_singleton_preference` (the highest
+/// app_version first, then the oldest, then the lowest address). The
+/// singleton manager and proxy and the shard regions (the coordinator's
+/// location) all read this order.
+std::vector<member> singleton_candidates(const gossip& g,
+                                         std::optional<std::string_view> role
+                                         = std::nullopt);
 
 /// The leader among `candidates` by status and address alone, without
 /// looking at reachability (the caller has already chosen the reachable

@@ -444,6 +444,8 @@ private:
   void admit(node_state& n, const unique_address& peer) {
     n.counters(endpoint_of(peer));
     n.metrics[endpoint_of(peer)].uid = peer.uid;
+    // The simulated handshake is between nodes of this build.
+    n.metrics[endpoint_of(peer)].protocol = current_protocol;
     auto r = n.registry.admit(peer);
     if (r.replaced)
       quarantined(n, *r.replaced,

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "troupe/cluster/protocol_version.hpp"
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/unique_address.hpp"
@@ -190,6 +191,10 @@ struct peer_metrics {
   /// The uid of the incarnation last seen at this endpoint (0: none yet).
   uint64_t uid = 0;
   peer_counters counters;
+  /// The wire protocol version that incarnation announced in its last
+  /// handshake (0.0: none yet). Its minor says which optional features
+  /// the peer understands (protocol_version.hpp).
+  protocol_version protocol;
 };
 
 /// A snapshot of the transport's counters.

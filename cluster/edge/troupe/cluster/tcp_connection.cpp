@@ -60,13 +60,9 @@ std::string tcp_connection::describe() const {
     return fmt::format("outbound connection to {}", to_string(*dialed_));
   if (established_)
     return fmt::format("inbound connection from {}", to_string(peer_));
-  boost::system::error_code ec;
-  auto remote = tls_ ? tls_->next_layer().remote_endpoint(ec)
-                     : plain_->remote_endpoint(ec);
-  if (ec)
+  if (remote_.empty())
     return "inbound connection";
-  return fmt::format("inbound connection from {}:{}",
-                     remote.address().to_string(), remote.port());
+  return fmt::format("inbound connection from {}", remote_);
 }
 
 void tcp_connection::arm_handshake_timer() {
@@ -128,6 +124,10 @@ void tcp_connection::start_inbound() {
   arm_handshake_timer();
   boost::system::error_code ignored;
   socket().set_option(tcp::no_delay{true}, ignored);
+  // Kept for the log: the socket no longer knows it once closed.
+  auto remote = socket().remote_endpoint(ignored);
+  if (!ignored)
+    remote_ = fmt::format("{}:{}", remote.address().to_string(), remote.port());
   if (!tls_)
     return begin_handshake();
   tls_handshake(ssl::stream_base::server);
@@ -240,7 +240,14 @@ void tcp_connection::resize_read_buffer(size_t last_read) {
 bool tcp_connection::on_handshake_frame(const frame_view& f) {
   auto step = handshake_->on_message(f.payload);
   if (step.status == handshake_status::failed) {
-    fail_handshake(step.reason);
+    if (!step.send.empty()) {
+      // A refusal of another protocol major: the peer proved the secret
+      // and learns why; the connection closes once it is written.
+      refusal_ = step.reason;
+      send_handshake(step.send);
+    } else {
+      fail_handshake(step.reason);
+    }
     return false;
   }
   if (step.status == handshake_status::in_progress) {
@@ -256,6 +263,7 @@ bool tcp_connection::on_handshake_frame(const frame_view& f) {
                                to_string(step.peer), step.peer.host));
     return false;
   }
+  peer_protocol_ = step.peer_protocol;
   if (!owner_.admit(*this, step.peer)) {
     fail_handshake(
       fmt::format("{} is quarantined (an old incarnation or removed)",
@@ -285,7 +293,8 @@ bool tcp_connection::verify_peer_certificate(const unique_address& peer) {
 void tcp_connection::send_handshake(const std::vector<std::byte>& payload) {
   if (payload.empty())
     return;
-  append_frame(hs_pending_, frame_kind::handshake, lane::control, payload);
+  append_frame(hs_pending_, frame_kind::handshake, lane::control, payload,
+               owner_.settings().protocol.major);
   flush_handshake();
 }
 
@@ -305,6 +314,8 @@ void tcp_connection::flush_handshake() {
                         if (ec)
                           return self->fail_handshake(
                             fmt::format("write failed: {}", ec.message()));
+                        if (self->refusal_ && self->hs_pending_.empty())
+                          return self->fail_handshake(*self->refusal_);
                         self->flush_handshake();
                         if (self->can_write())
                           self->owner_.on_writable(*self);

@@ -212,13 +212,15 @@ void tcp_transport::impl::connect(const std::shared_ptr<peer_state>& p) {
 
 bool tcp_transport::impl::admit(tcp_connection& conn,
                                 const unique_address& peer) {
-  (void)conn;
   quarantine_registry::admission r;
   {
     std::lock_guard guard{mtx_};
     r = registry_.admit(peer);
-    if (r.admitted)
-      peer_locked(endpoint_of(peer))->last_uid = peer.uid;
+    if (r.admitted) {
+      auto p = peer_locked(endpoint_of(peer));
+      p->last_uid = peer.uid;
+      p->protocol = conn.peer_protocol();
+    }
   }
   if (!r.admitted)
     return false;

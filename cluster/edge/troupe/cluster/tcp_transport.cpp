@@ -70,6 +70,8 @@ runtime::error validate(const tcp_transport_settings& s) {
   if (s.outbound_queue_size == 0 || s.control_queue_size == 0)
     return invalid("cluster.transport.outbound_queue_size and "
                    "control_queue_size must be at least 1");
+  if (s.protocol.major == 0)
+    return invalid("the wire protocol major must not be 0");
   if (s.handshake_timeout.count() <= 0)
     return invalid("cluster.transport.handshake_timeout must be > 0");
   if (s.reconnect_backoff_min.count() <= 0
@@ -208,7 +210,7 @@ nonce tcp_transport::impl::make_nonce() {
 }
 
 handshake_settings tcp_transport::impl::handshake_params() const {
-  return {settings_.cluster_name, local, settings_.secret};
+  return {settings_.cluster_name, local, settings_.secret, settings_.protocol};
 }
 
 void tcp_transport::impl::accept() {
@@ -461,7 +463,8 @@ transport_metrics tcp_transport::impl::metrics() const {
   transport_metrics result;
   result.total = unattributed_;
   for (auto& [ep, p] : peers_) {
-    result.peers.push_back(peer_metrics{ep, p->last_uid, p->counters});
+    result.peers.push_back(
+      peer_metrics{ep, p->last_uid, p->counters, p->protocol});
     result.total.add(p->counters);
   }
   return result;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "troupe/cluster/protocol_version.hpp"
 #include "troupe/cluster/transport.hpp"
 #include "troupe/runtime/error.hpp"
 #include "troupe/runtime/secret.hpp"
@@ -62,6 +63,10 @@ struct tcp_transport_settings {
   /// Seed of the fault-injection generator (drop probabilities) and of the
   /// backoff jitter; 0 derives it from the uid.
   uint64_t seed = 0;
+  /// The wire protocol this node speaks (protocol_version.hpp); no
+  /// configuration key: always `current_protocol` but in tests that play a
+  /// node of another release. The major must not be 0.
+  protocol_version protocol = current_protocol;
 };
 
 /// Checks `s`; the error (errc::invalid_settings) names the key, e.g.

@@ -108,6 +108,8 @@ struct peer_state {
   peer_counters counters;
   /// The uid of the last handshake with this endpoint (0: none yet).
   uint64_t last_uid = 0;
+  /// The protocol version of the last handshake with this endpoint.
+  protocol_version protocol;
   /// The uid of the established outbound connection, if any.
   std::optional<uint64_t> established_uid;
   /// Drops not yet reported to the listener, per lane and reason.
@@ -313,6 +315,12 @@ public:
     return peer_;
   }
 
+  /// The authenticated peer's wire protocol version (after the
+  /// handshake; the minor gates features, protocol_version.hpp).
+  protocol_version peer_protocol() const noexcept {
+    return peer_protocol_;
+  }
+
   /// The dialed endpoint (outbound only).
   const std::optional<endpoint>& dialed() const noexcept {
     return dialed_;
@@ -344,6 +352,8 @@ private:
   std::optional<tcp::socket> plain_;
   std::optional<ssl::stream<tcp::socket>> tls_;
   std::optional<endpoint> dialed_;
+  // Inbound: the TCP peer's address (ip:port) for log lines.
+  std::string remote_;
   // Inbound: the peer's endpoint once its proof verified.
   std::optional<endpoint> authenticated_;
   tcp::resolver resolver_;
@@ -358,6 +368,10 @@ private:
   std::vector<std::byte> hs_pending_; // queued behind them
   bool hs_writing_ = false;
   unique_address peer_;
+  protocol_version peer_protocol_;
+  // Set while a protocol-major refusal is written; the connection then
+  // fails with this reason.
+  std::optional<std::string> refusal_;
   bool established_ = false;
   bool closed_ = false;
   const char* stage_ = "connect";

@@ -60,7 +60,7 @@ public:
   /// Starts the daemon of `node` from its configuration: the membership
   /// keys (`cluster.*`, `cluster.failure_detector.*`; a non-empty
   /// `cluster.seed_nodes` joins at start), the join configuration
-  /// (`cluster.name` and `troupe.protocol_version`, both must match, and
+  /// (`cluster.name` and `troupe.protocol_major`, both must match, and
   /// every key a module marked with `config_schema::check_on_join`, which
   /// must match when both nodes have it: join_config_of and
   /// join_config_checker_of in join_config_checker.hpp).

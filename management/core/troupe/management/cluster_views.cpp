@@ -18,6 +18,8 @@ members_view members_of(const cluster::membership_state& state,
     out.leader = to_string(*leader);
   if (auto oldest = state.oldest(oldest_role))
     out.oldest = to_string(oldest->address);
+  if (auto target = state.singleton_target(oldest_role))
+    out.singleton_target = to_string(target->address);
   const auto& g = state.latest_gossip();
   const auto& table = g.overview().reachability;
   std::map<std::string, std::set<std::string>> observers;
@@ -32,6 +34,7 @@ members_view members_of(const cluster::membership_state& state,
     v.up_number
       = m.up_number == cluster::member::no_up_number ? 0 : m.up_number;
     v.reachable = table.is_reachable(m.address);
+    v.app_version = cluster::to_string(m.app_version);
     out.members.push_back(std::move(v));
   }
   for (auto& [subject, by] : observers)

@@ -18,9 +18,12 @@ namespace troupe::management {
 /// `to_string`); `up_number` 0 for a member that was never up; `reachable`
 /// false when some observer records it unreachable or terminated.
 /// `leader` is membership's leader (Akka's), `oldest` the oldest member
-/// with `oldest_role` (every member when none), as the singleton manager
-/// chooses it (`membership_state::oldest`). `unreachable` lists each such
-/// subject with its observers, sorted.
+/// with `oldest_role` (every member when none, `membership_state::oldest`),
+/// and `singleton_target` where the singleton manager runs singletons of
+/// that role: the oldest member among those of the highest app_version
+/// (`membership_state::singleton_target`; the oldest when the cluster runs
+/// one app_version). Each member shows its `app_version`. `unreachable`
+/// lists each such subject with its observers, sorted.
 members_view members_of(const cluster::membership_state& state,
                         std::optional<std::string_view> oldest_role
                         = std::nullopt);

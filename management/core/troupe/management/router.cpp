@@ -98,6 +98,8 @@ void put_member(json_writer& w, const member_view& m) {
   w.Int(m.up_number);
   w.Key("reachable");
   w.Bool(m.reachable);
+  w.Key("app_version");
+  put(w, m.app_version);
   w.EndObject();
 }
 
@@ -110,6 +112,8 @@ std::string render_members(const members_view& v) {
     put_opt(w, v.leader);
     w.Key("oldest");
     put_opt(w, v.oldest);
+    w.Key("singleton_target");
+    put_opt(w, v.singleton_target);
     w.Key("members");
     w.StartArray();
     for (auto& m : v.members)

@@ -58,6 +58,8 @@ struct member_view {
   int32_t up_number = 0;
   /// False when some member observes it unreachable.
   bool reachable = true;
+  /// Its `cluster.app_version` (canonical form, e.g. "1.2.0").
+  std::string app_version = "0.0.0";
 };
 
 /// A member some others observe unreachable.
@@ -67,12 +69,14 @@ struct unreachable_view {
 };
 
 /// `GET /cluster/members`. Leader (membership's), oldest (the singleton
-/// role's lowest up number) and lease holder are different things and are
-/// never merged.
+/// role's lowest up number), singleton target (where singletons belong:
+/// the oldest of the highest app_version) and lease holder are different
+/// things and are never merged.
 struct members_view {
   std::string self;
   std::optional<std::string> leader;
   std::optional<std::string> oldest;
+  std::optional<std::string> singleton_target;
   std::vector<member_view> members;
   std::vector<unreachable_view> unreachable;
 };

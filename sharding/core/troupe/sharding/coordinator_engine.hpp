@@ -32,11 +32,12 @@
 /// (docs/design/sharding.md, "Failover", has the whole argument):
 /// 1. A region hosts a shard only when the coordinator it accepts told it
 ///    to (`host_shard` or `shard_home` naming itself), and it accepts
-///    coordinator messages only from the oldest member (with the role) in
-///    its own view. A new coordinator is started only on the new oldest,
-///    after the previous instance terminated (singleton hand-over) or its
-///    node was removed; a region that moved on to the new oldest never
-///    again takes a message from the previous one.
+///    coordinator messages only from the singleton target (with the role;
+///    the oldest member of the highest app_version) in its own view. A new
+///    coordinator is started only on the new target, after the previous
+///    instance terminated (singleton hand-over) or its node was removed; a
+///    region that moved on to the new target never again takes a message
+///    from the previous one.
 /// 2. A new coordinator starts in `recovering`: it allocates nothing until
 ///    it has heard from every member with the role that is still in its
 ///    view, whatever the member's status (joining included: a member is

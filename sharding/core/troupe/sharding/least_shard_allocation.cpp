@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace troupe::sharding {
 
@@ -11,6 +12,16 @@ using cluster::member_status;
 
 bool takes_shards(const region_allocation& r) {
   return r.member.status == member_status::up;
+}
+
+// The highest app_version among the regions that take shards.
+std::optional<cluster::app_version>
+highest_version(const std::vector<region_allocation>& allocations) {
+  std::optional<cluster::app_version> out;
+  for (auto& r : allocations)
+    if (takes_shards(r) && (!out || r.member.app_version > *out))
+      out = r.member.app_version;
+  return out;
 }
 
 // Fewest shards first, then the oldest member, then the lowest address.
@@ -29,9 +40,11 @@ std::optional<unique_address> least_shard_allocation::allocate(
   const std::vector<region_allocation>& allocations) const {
   static_cast<void>(shard);
   static_cast<void>(requester);
+  auto newest = highest_version(allocations);
   const region_allocation* best = nullptr;
   for (auto& r : allocations)
-    if (takes_shards(r) && (best == nullptr || fewer(&r, best)))
+    if (takes_shards(r) && r.member.app_version == *newest
+        && (best == nullptr || fewer(&r, best)))
       best = &r;
   if (best == nullptr)
     return std::nullopt;
@@ -48,6 +61,8 @@ std::set<shard_id> least_shard_allocation::rebalance(
   for (auto& r : allocations) {
     if (!takes_shards(r))
       return out; // not a good time: a member is joining, leaving, ...
+    if (r.member.app_version != allocations.front().member.app_version)
+      return out; // not a good time: a rolling update is in progress
     shards += r.shards.size();
   }
   if (shards == 0)

@@ -8,13 +8,22 @@
 /// `rebalance-absolute-limit` and `rebalance-relative-limit`), which fixed
 /// the flapping of scenario H7 and the slow, over-eager rebalance of H8.
 ///
-/// - allocate: the region with the fewest shards among the regions that
-///   may take shards (member up; not joining, weakly_up, leaving, exiting
-///   or down), ties to the oldest member (lowest up number), then the
-///   lowest address. None when no region may take shards.
+/// - allocate: among the regions that may take shards (member up; not
+///   joining, weakly_up, leaving, exiting or down), only those on members
+///   of the highest app_version (`cluster.app_version`; Akka's
+///   ShardSuitabilityOrdering prefers the highest appVersion, so that
+///   during a rolling update new shards, and the shards of stopped old
+///   nodes, go to new nodes and move once); among them the region with the
+///   fewest shards, ties to the oldest member (lowest up number), then the
+///   lowest address. None when no region may take shards. Rebalanced
+///   shards are allocated again by the same rule, so a rebalance never
+///   moves a shard to a region of an older version.
 /// - rebalance: nothing while a rebalance is in progress (never a new
-///   round on top of one), nothing while any region's member is not up
-///   (a rolling update in progress: Akka's isAGoodTimeToRebalance), and
+///   round on top of one), nothing while any region's member is not up,
+///   nothing while the regions run more than one app_version (a rolling
+///   update in progress; both Akka's isAGoodTimeToRebalance: in
+///   particular no shard moves off a region of a newer version, and none
+///   is taken from the new nodes to be balanced onto old ones), and
 ///   nothing with fewer than two regions. Otherwise, with `optimal` =
 ///   ceil(shards / regions) and `limit` = max(1, min(absolute_limit,
 ///   relative_limit * shards)):

@@ -154,8 +154,9 @@ enum class region_bug : uint8_t {
 /// - `shutdown`: graceful stop (coordinated shutdown).
 ///
 /// Rules:
-/// - The coordinator runs on the oldest up or leaving member with
-///   settings.role (`membership_state::oldest`). Coordinator messages from
+/// - The coordinator runs on the singleton target with settings.role (the
+///   oldest up or leaving member among those of the highest app_version,
+///   `membership_state::singleton_target`). Coordinator messages from
 ///   any other node are ignored (counted, DEBUG): that fences off late
 ///   messages of a previous coordinator. A new coordinator node (or a
 ///   `coordinator_hello`) gets `register_region` with the hosted shards,
@@ -428,7 +429,8 @@ public:
       }
     }
     std::optional<unique_address> coordinator;
-    if (auto m = state.oldest(role()))
+    // The coordinator is a singleton: it runs on the singleton target.
+    if (auto m = state.singleton_target(role()))
       coordinator = m->address;
     if (coordinator != coordinator_) {
       coordinator_ = std::move(coordinator);
@@ -651,7 +653,7 @@ public:
   const region_counters& counters() const noexcept {
     return counters_;
   }
-  /// The coordinator's node (the oldest member with the role), if any.
+  /// The coordinator's node (the singleton target with the role), if any.
   const std::optional<unique_address>& coordinator() const noexcept {
     return coordinator_;
   }

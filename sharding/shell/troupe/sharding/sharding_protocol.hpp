@@ -23,7 +23,8 @@
 ///   started one; the coordinator and other regions send there.
 /// - the coordinator is the singleton instance of type `sharding.T`
 ///   (singleton_protocol.hpp: `troupe.singleton.sharding.T`, on the
-///   oldest member with `sharding.role`); regions send there.
+///   singleton target with `sharding.role`: the oldest member of the
+///   highest app_version); regions send there.
 
 namespace troupe::sharding {
 

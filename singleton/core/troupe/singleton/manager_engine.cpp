@@ -73,7 +73,7 @@ manager_engine::manager_engine(unique_address self, manager_settings settings,
 
 // -- predicates ---------------------------------------------------------------
 
-bool manager_engine::cleared(const older_member& m, timestamp now) const {
+bool manager_engine::cleared(const ahead_member& m, timestamp now) const {
   if (m.done)
     return true;
   if (!m.removed)
@@ -81,7 +81,7 @@ bool manager_engine::cleared(const older_member& m, timestamp now) const {
   return !m.needs_margin || now >= m.removed_at + removal_margin(m);
 }
 
-timespan manager_engine::removal_margin(const older_member& m) const {
+timespan manager_engine::removal_margin(const ahead_member& m) const {
   if (!m.unreachable || !m.seen_leaving)
     return settings_.down_removal_margin;
   // A leaving or exiting member removed while unreachable: if it is
@@ -114,8 +114,9 @@ bool manager_engine::entitled() const {
          && !candidates_.empty() && candidates_.front().address == self_;
 }
 
-// The oldest keeps its position while leaving (Akka: a leaving member stays
-// in membersByAge until it is exiting); it only hands over when exiting.
+// The target keeps its position while leaving (Akka: a leaving member stays
+// in membersByAge until it is exiting); it hands over when exiting, or when
+// a member of a higher app_version is up and so comes first.
 static bool keeps_oldest(const std::optional<member>& me,
                          const std::vector<member>& candidates,
                          const unique_address& self) {
@@ -132,10 +133,25 @@ std::optional<unique_address> manager_engine::expected_successor() const {
   return std::nullopt;
 }
 
+// Whether this node may answer `hand_over_to_me` from `from` while up and
+// able to run the instance later: `from` has a higher app_version, so it
+// precedes this node in the singleton order and this node cannot start an
+// instance before it has cleared `from` (see the rules in the header).
+bool manager_engine::yields_to(const unique_address& from) const {
+  if (!self_member_ || self_member_->up_number == member::no_up_number)
+    return false;
+  auto i = ahead_.find(from);
+  if (i == ahead_.end() || i->second.removed || i->second.done)
+    return false;
+  auto c = std::find_if(candidates_.begin(), candidates_.end(),
+                        [&](const member& m) { return m.address == from; });
+  return c != candidates_.end() && c->app_version > self_member_->app_version;
+}
+
 std::vector<unique_address> manager_engine::uncleared(timestamp now,
                                                       bool only_present) const {
   std::vector<unique_address> out;
-  for (auto& [address, m] : older_)
+  for (auto& [address, m] : ahead_)
     if (!cleared(m, now) && !(only_present && m.removed))
       out.push_back(address);
   return out;
@@ -154,36 +170,12 @@ manager_engine::on_membership(const cluster::membership_state& state,
   else if (self_member_ || g.tombstones().count(self_) > 0)
     self_removed_ = true;
   have_view_ = true;
-  candidates_.clear();
-  for (auto& m : g.members())
-    if (cluster::in_role(m, settings_.role)
-        && (m.status == member_status::up
-            || m.status == member_status::leaving))
-      candidates_.push_back(m);
-  std::sort(
-    candidates_.begin(), candidates_.end(),
-    [](const member& x, const member& y) { return x.is_older_than(y); });
-  // Every member that was ever up and older than this node must be cleared
-  // before this node may run the instance.
-  bool self_up
-    = self_member_ && self_member_->up_number != member::no_up_number;
-  for (auto& m : g.members()) {
-    if (m.address == self_ || !cluster::in_role(m, settings_.role)
-        || m.up_number == member::no_up_number)
-      continue;
-    auto i = older_.find(m.address);
-    if (i == older_.end()) {
-      if (self_up && !m.is_older_than(*self_member_))
-        continue;
-      i = older_.emplace(m.address, older_member{}).first;
-    }
-    i->second.status = m.status;
-    i->second.unreachable = !g.reachability().is_reachable(m.address);
-    if (m.status == member_status::leaving
-        || m.status == member_status::exiting)
-      i->second.seen_leaving = true;
-  }
-  for (auto i = older_.begin(); i != older_.end();) {
+  candidates_ = cluster::singleton_candidates(
+    g, settings_.role.empty()
+         ? std::nullopt
+         : std::optional<std::string_view>{settings_.role});
+  track_ahead(g);
+  for (auto i = ahead_.begin(); i != ahead_.end();) {
     auto& [address, m] = *i;
     if (!m.removed && !g.has_member(address)) {
       m.removed = true;
@@ -202,13 +194,38 @@ manager_engine::on_membership(const cluster::membership_state& state,
                         runtime::render_duration(removal_margin(m))));
     }
     if (m.removed && cleared(m, now))
-      i = older_.erase(i);
+      i = ahead_.erase(i);
     else
       ++i;
   }
   evaluate(now, out);
   update_exit_hold(out);
   return out;
+}
+
+// Every member that was ever up and ahead of this node (it precedes this
+// node in the singleton order, or it is older) must be cleared before this
+// node may run the instance. Before this node is up, every member is.
+void manager_engine::track_ahead(const cluster::gossip& g) {
+  bool self_up
+    = self_member_ && self_member_->up_number != member::no_up_number;
+  for (auto& m : g.members()) {
+    if (m.address == self_ || !cluster::in_role(m, settings_.role)
+        || m.up_number == member::no_up_number)
+      continue;
+    auto i = ahead_.find(m.address);
+    if (i == ahead_.end()) {
+      if (self_up && !m.is_older_than(*self_member_)
+          && !cluster::precedes_as_singleton_host(m, *self_member_))
+        continue;
+      i = ahead_.emplace(m.address, ahead_member{}).first;
+    }
+    i->second.status = m.status;
+    i->second.unreachable = !g.reachability().is_reachable(m.address);
+    if (m.status == member_status::leaving
+        || m.status == member_status::exiting)
+      i->second.seen_leaving = true;
+  }
 }
 
 manager_effects manager_engine::on_message(const unique_address& from,
@@ -224,11 +241,11 @@ manager_effects manager_engine::on_message(const unique_address& from,
   if (std::holds_alternative<hand_over_to_me>(message)) {
     switch (state_) {
       case manager_state::oldest:
-        ignore("this node is still the oldest in its view");
+        ignore("this node is still the singleton target in its view");
         break;
       case manager_state::was_oldest:
         if (from != expected_successor()) {
-          ignore("the sender is not the oldest up member after this node");
+          ignore("the sender is not the first up candidate after this node");
           break;
         }
         hand_over_to_ = from;
@@ -249,36 +266,39 @@ manager_effects manager_engine::on_message(const unique_address& from,
       default:
         if (will_never_run() && !instance_ && lease_ == lease_phase::none)
           out.send.push_back({from, hand_over_done{}});
+        else if (state_ == manager_state::younger && !instance_
+                 && lease_ == lease_phase::none && yields_to(from))
+          out.send.push_back({from, hand_over_done{}});
         else
           ignore("this node runs no instance but may still run one");
         break;
     }
   } else if (std::holds_alternative<hand_over_done>(message)) {
-    auto i = older_.find(from);
-    if (i == older_.end()) {
-      ignore("the sender is not an older member");
+    auto i = ahead_.find(from);
+    if (i == ahead_.end()) {
+      ignore("the sender is not a member ahead of this node");
     } else {
       if (bug_ == manager_bug::trust_any_done)
-        for (auto& entry : older_)
+        for (auto& entry : ahead_)
           entry.second.done = true;
       i->second.done = true;
       evaluate(now, out);
     }
   } else if (std::holds_alternative<hand_over_in_progress>(message)) {
-    if (state_ == manager_state::becoming_oldest && older_.count(from) > 0)
+    if (state_ == manager_state::becoming_oldest && ahead_.count(from) > 0)
       go(manager_state::taking_over, out);
     else if (state_ != manager_state::taking_over)
       ignore("no hand-over to this node is under way");
   } else { // take_over_from_me
-    auto i = older_.find(from);
+    auto i = ahead_.find(from);
     if ((state_ == manager_state::becoming_oldest
          || state_ == manager_state::taking_over)
-        && i != older_.end() && !cleared(i->second, now)) {
+        && i != ahead_.end() && !cleared(i->second, now)) {
       out.send.push_back({from, hand_over_to_me{}});
       go(manager_state::taking_over, out);
     } else {
-      ignore("this node is not becoming the oldest, or the sender is not an "
-             "older member it waits for");
+      ignore("this node is not becoming the target, or the sender is not a "
+             "member ahead of it that it waits for");
     }
   }
   update_exit_hold(out);
@@ -451,7 +471,7 @@ manager_effects manager_engine::tick(timestamp now) {
           retries_ = 0;
           go(manager_state::becoming_oldest, out);
         }
-        ask_older(now, out);
+        ask_ahead(now, out);
       }
       break;
     case manager_state::was_oldest:
@@ -537,7 +557,7 @@ std::optional<timestamp> manager_engine::next_tick() const {
   }
   if (instance_ && stop_requested_)
     consider(kill_at_);
-  for (auto& [address, m] : older_)
+  for (auto& [address, m] : ahead_)
     if (m.removed && m.needs_margin && !m.done)
       consider(m.removed_at + removal_margin(m));
   return out;
@@ -551,7 +571,7 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
   if (state_ == manager_state::start)
     go(manager_state::younger, out);
   // margins that ran out: forget cleared removed members
-  std::erase_if(older_, [&](auto& entry) {
+  std::erase_if(ahead_, [&](auto& entry) {
     return entry.second.removed && cleared(entry.second, now);
   });
   if (self_gone() && state_ != manager_state::end
@@ -577,12 +597,12 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
           become_oldest(now, out);
         } else if (state_ == manager_state::younger) {
           log(out, log_level::info,
-              fmt::format("this node is the oldest; waiting for {} to hand "
-                          "over or be removed",
+              fmt::format("this node is the singleton target; waiting for {} "
+                          "to hand over or be removed",
                           names(uncleared(now, false))));
           go(manager_state::becoming_oldest, out);
           retries_ = 0;
-          ask_older(now, out);
+          ask_ahead(now, out);
         }
       } else if (state_ != manager_state::younger || will_never_run()) {
         retry_at_.reset();
@@ -622,13 +642,14 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
       }
       if (auto next = expected_successor())
         log(out, log_level::info,
-            fmt::format("this node is no longer the oldest; waiting for {} to "
-                        "take over",
+            fmt::format("this node is no longer the singleton target; waiting "
+                        "for {} to take over",
                         to_string(*next)));
       else
         log(out, log_level::info,
-            "this node is no longer the oldest and no member is up to take "
-            "over: the instance runs until one is, or until this node exits");
+            "this node is no longer the singleton target and no member is up "
+            "to take over: the instance runs until one is, or until this "
+            "node exits");
       go(manager_state::was_oldest, out);
       retries_ = 0;
       if (auto next = expected_successor())
@@ -650,7 +671,7 @@ void manager_engine::evaluate(timestamp now, manager_effects& out) {
   }
 }
 
-void manager_engine::ask_older(timestamp now, manager_effects& out) {
+void manager_engine::ask_ahead(timestamp now, manager_effects& out) {
   for (auto& node : uncleared(now, true))
     out.send.push_back({node, hand_over_to_me{}});
   retry_at_ = now + settings_.hand_over_retry_interval;

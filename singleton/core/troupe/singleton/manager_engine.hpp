@@ -23,13 +23,19 @@ namespace troupe::singleton {
 
 using runtime::unique_address;
 
-/// Akka's manager states (ClusterSingletonManager.State), snake_case.
+/// Akka's manager states (ClusterSingletonManager.State), snake_case. In
+/// the names, "oldest" is Akka's word for the position that runs the
+/// instance; troupe calls that position the singleton target (the oldest
+/// member of the highest app_version, `cluster::membership_state::
+/// singleton_target`), which is the oldest member whenever the cluster
+/// runs one app_version.
 enum class manager_state : uint8_t {
   /// No view yet.
   start = 0,
-  /// Another member is (or may be) the oldest; no instance here.
+  /// Another member is (or may be) the singleton target; no instance here.
   younger,
-  /// This node is the oldest, but an older member may still run an
+  /// This node is the singleton target, but a member ahead of it (one that
+  /// precedes it in the singleton order, or an older one) may still run an
   /// instance: asking it (`hand_over_to_me`) and waiting until every such
   /// member is cleared.
   becoming_oldest,
@@ -40,11 +46,11 @@ enum class manager_state : uint8_t {
   acquiring_lease,
   /// Running the instance (or, between restarts, about to).
   oldest,
-  /// This node left the oldest position (it is exiting) and runs the
-  /// instance until the new oldest asks for it (`take_over_from_me`
-  /// repeated).
+  /// This node left the target position (it is exiting, or a member of a
+  /// higher app_version is up) and runs the instance until the new target
+  /// asks for it (`take_over_from_me` repeated).
   was_oldest,
-  /// Stopping the instance for the new oldest; confirms when it
+  /// Stopping the instance for the new target; confirms when it
   /// terminated and the lease was released.
   handing_over,
   /// Stopping the instance because the lease was lost, the node was downed
@@ -173,10 +179,20 @@ struct manager_counters {
 ///
 /// Rules (docs/design/singleton.md has the state diagram):
 /// - The candidates are the members with the role whose status is up or
-///   leaving, by age (up_number, then address; Akka's OldestChangedBuffer).
+///   leaving, in the singleton order (`cluster::singleton_candidates`: the
+///   highest app_version first, then by age, then by address; Akka orders
+///   by age only, its OldestChangedBuffer). The first candidate is the
+///   singleton target. The order is computed from the current view alone,
+///   every time: no state of the manager changes who is first, so two
+///   managers with the same view never both see themselves as the target
+///   (scenario S4).
 ///   This node may run the instance only when it is up (never weakly_up,
 ///   leaving, exiting or down), is the first candidate, and every member
-///   ever seen older than itself is cleared: it sent `hand_over_done`, or
+///   ever seen ahead of it is cleared. Ahead: it precedes this node in the
+///   singleton order, or it is older (it may hold the instance from before
+///   this node was up: with the age order the two are the same; a member
+///   of a new app_version precedes the older members that ran the
+///   instance). Cleared: it sent `hand_over_done`, or
 ///   it was removed (a member removed from down or any status other than
 ///   exiting only `down_removal_margin` after its removal; a member seen
 ///   leaving or exiting that was unreachable when it was removed (from
@@ -185,23 +201,31 @@ struct manager_counters {
 ///   exit confirmation, it may be exiting in its own view, where the split
 ///   brain resolver ignores it, and it may run its instance on the other
 ///   side of a partition until its take-over retries run out).
-/// - A new oldest asks every older member that is not cleared and not
+/// - A new target asks every member ahead of it that is not cleared and not
 ///   removed (`hand_over_to_me`, every hand_over_retry_interval); after
 ///   max_hand_over_retries unanswered rounds the hand-over is stuck: an
 ///   ERROR line, the protocol restarts (the count restarts), and the
 ///   manager goes on waiting. The application is never touched.
-/// - An oldest that is exiting (or no longer the first candidate) tells
-///   the first *up* candidate (`take_over_from_me`, bounded) and hands over
-///   only to that member, only when it asks: stop the instance, wait for
-///   its termination, release the lease and wait for the answer, then
-///   `hand_over_done`. A request from any other member is ignored
+/// - A target that is exiting, or no longer the first candidate (a member
+///   of a higher app_version is up: a rolling update), tells the first
+///   *up* candidate (`take_over_from_me`, bounded while it is leaving) and
+///   hands over only to that member, only when it asks: stop the instance,
+///   wait for its termination, release the lease and wait for the answer,
+///   then `hand_over_done`. A request from any other member is ignored
 ///   (counted): from a leaving or exiting member, from a member that is
 ///   not the expected one, or while this node still is the rightful
-///   oldest in its own view. When no one asks after max_take_over_retries,
-///   the instance is stopped anyway (Akka: hand over to nobody).
+///   target in its own view. When no one asks after max_take_over_retries,
+///   a leaving node stops the instance anyway (Akka: hand over to nobody).
 /// - A node that is leaving, exiting or down answers `hand_over_to_me`
 ///   with `hand_over_done` once it runs no instance (it never starts one
-///   again). An up younger ignores it (its answer would not be permanent).
+///   again). An up member that runs no instance (state younger, no lease
+///   business) answers it when the sender has a higher app_version than
+///   itself: the sender then precedes it in the singleton order, so it
+///   can never start an instance before it has cleared the sender, and the
+///   sender's own answers to it are only ever the permanent kind (this one
+///   needs a strictly higher app_version, which no two members have of
+///   each other). Any other up younger ignores it (its answer would not
+///   be permanent).
 /// - With use_lease: acquire before every start (a new token for every
 ///   instance), retry every lease_retry_interval while still entitled; on
 ///   loss stop the instance at once and acquire again after it
@@ -263,8 +287,9 @@ public:
 private:
   enum class lease_phase : uint8_t { none, acquiring, held, releasing };
 
-  // What this node knows of one other member that was ever older.
-  struct older_member {
+  // What this node knows of one other member that was ever ahead of it
+  // (see the rules): it may have run, or may run, the instance first.
+  struct ahead_member {
     cluster::member_status status = cluster::member_status::up;
     bool removed = false;
     bool needs_margin = false;
@@ -277,15 +302,17 @@ private:
     bool done = false;
   };
 
-  bool cleared(const older_member& m, timestamp now) const;
-  timespan removal_margin(const older_member& m) const;
+  bool cleared(const ahead_member& m, timestamp now) const;
+  timespan removal_margin(const ahead_member& m) const;
+  bool yields_to(const unique_address& from) const;
+  void track_ahead(const cluster::gossip& g);
   bool entitled() const;
   bool self_gone() const;
   bool will_never_run() const;
   std::optional<unique_address> expected_successor() const;
   std::vector<unique_address> uncleared(timestamp now, bool only_present) const;
   void evaluate(timestamp now, manager_effects& out);
-  void ask_older(timestamp now, manager_effects& out);
+  void ask_ahead(timestamp now, manager_effects& out);
   void become_oldest(timestamp now, manager_effects& out);
   void start_or_acquire(timestamp now, manager_effects& out);
   void begin_stop(manager_state during, manager_state next_after,
@@ -306,8 +333,9 @@ private:
   bool have_view_ = false;
   std::optional<cluster::member> self_member_;
   bool self_removed_ = false;
+  // In the singleton order (cluster::singleton_candidates).
   std::vector<cluster::member> candidates_;
-  std::map<unique_address, older_member> older_;
+  std::map<unique_address, ahead_member> ahead_;
 
   // hand-over
   int retries_ = 0;

@@ -18,14 +18,17 @@
 ///
 /// The proxy knows the instance (a `Target`, the owner's reference to it)
 /// or it does not. While it does not, it asks the expected host (the
-/// oldest up or leaving member with the role, the managers' rule) every
+/// singleton target: the oldest up or leaving member with the role among
+/// those of the highest app_version, the managers' rule,
+/// `membership_state::singleton_target`) every
 /// identification_interval, and buffers what is sent (bounded; the oldest
 /// message is dropped and counted when full). It forgets the instance,
 /// and asks again at once, when:
 /// - the instance is gone (`on_instance_gone`: the owner's watch fired,
 ///   e.g. the instance stopped for a lease loss and will restart on the
 ///   same node: S5), or
-/// - the expected host changed (Akka's proxy on OldestChanged).
+/// - the expected host changed (Akka's proxy on OldestChanged; here also
+///   when a member of a higher app_version comes up).
 /// An answer from a host that is no longer the expected one is still
 /// taken: the instance it names is alive at that moment, and its watch
 /// tells when it is gone.
@@ -55,7 +58,7 @@ public:
   proxy_effects<Message> on_membership(const cluster::membership_state& state,
                                        runtime::timestamp now) {
     std::optional<runtime::unique_address> host;
-    if (auto m = state.oldest(role()))
+    if (auto m = state.singleton_target(role()))
       host = m->address;
     proxy_effects<Message> out;
     if (host != host_) {

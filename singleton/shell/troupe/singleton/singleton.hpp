@@ -27,9 +27,12 @@
 /// @file
 /// The cluster singleton (Akka's ClusterSingletonManager and
 /// ClusterSingletonProxy; DESIGN.md §6, docs/design/singleton.md): one
-/// instance of a singleton type in the cluster, on the oldest up member
-/// (with `singleton.role`: the oldest with the role), handed over on
-/// graceful leave, gated by an optional lease, found by proxies.
+/// instance of a singleton type in the cluster, on the singleton target:
+/// the oldest up member among those that run the highest
+/// `cluster.app_version` (with `singleton.role`: among the members with the
+/// role; with one app_version, simply the oldest, as in Akka), handed over
+/// on graceful leave and to the first member of a newer app_version during
+/// a rolling update, gated by an optional lease, found by proxies.
 ///
 /// The common case:
 /// ```
@@ -57,10 +60,10 @@
 /// flight when an instance stops is lost.
 ///
 /// The instance's life: the manager spawns it (the factory) when this node
-/// is entitled (oldest, older members cleared, lease acquired), publishes it
-/// as `instance_name(type)`, and stops it with the stop message (default:
-/// an exit with `caf::exit_reason::user_shutdown`) on hand-over, lease loss
-/// or shutdown. It must terminate in bounded time after that: the lease is
+/// is entitled (the target, members ahead cleared, lease acquired), publishes
+/// it as `instance_name(type)`, and stops it with the stop message (default: an
+/// exit with `caf::exit_reason::user_shutdown`) on hand-over, lease loss or
+/// shutdown. It must terminate in bounded time after that: the lease is
 /// released, and the hand-over confirmed, only after it terminated; one
 /// that has not terminated `singleton.instance_stop_timeout` (10s) after
 /// the stop message (it ignores it, or does not handle it) is killed
@@ -245,7 +248,7 @@ struct proxy_status {
   /// The instance the proxy sends to; empty (not addressable) while it
   /// knows none.
   cluster::remote_ref target;
-  /// Where it looks for the instance (the oldest member with the role);
+  /// Where it looks for the instance (the singleton target with the role);
   /// empty host while there is none.
   runtime::unique_address expected_host;
   uint64_t buffered = 0;
@@ -267,7 +270,7 @@ auto inspect(Inspector& f, proxy_status& x) {
 /// the manager on the expected host every identification_interval. It
 /// watches the instance and asks again at once when the instance is gone,
 /// also when it restarts on the same node (scenario S5), and when the
-/// oldest member changes.
+/// singleton target changes.
 ///
 /// The actor's protocol (untyped): any message is forwarded, an error
 /// value too (CAF would otherwise end the proxy on it; a message of a type

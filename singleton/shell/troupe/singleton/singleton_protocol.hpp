@@ -10,7 +10,8 @@
 /// The names the singleton's actors are published under, and the two
 /// messages of the proxy's identification (Akka's proxy sends `Identify` to
 /// the singleton's path on the oldest node and gets `ActorIdentity`; here
-/// the proxy asks the manager, which knows whether its instance runs).
+/// the proxy asks the manager on the singleton target, which knows whether
+/// its instance runs).
 /// Both messages travel over remoting and are registered by the singleton
 /// module's CAF glue (caf_glue.hpp) under "troupe.singleton.*" names, on
 /// every node.

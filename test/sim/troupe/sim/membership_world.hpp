@@ -100,6 +100,10 @@ public:
   /// (indexes; empty: the configured seed_nodes of the settings).
   void start(size_t i, std::vector<size_t> seeds);
 
+  /// The `cluster.app_version` node `i` runs from its next start on
+  /// (default: the settings').
+  void set_app_version(size_t i, cluster::app_version version);
+
   /// Kills node `i` (no goodbye).
   void crash(size_t i);
 
@@ -201,6 +205,7 @@ private:
   struct node {
     cluster::endpoint ep;
     std::vector<std::string> roles;
+    std::optional<cluster::app_version> app_version;
     std::unique_ptr<membership_engine> engine;
     drifting_clock clock;
     bool alive = false;

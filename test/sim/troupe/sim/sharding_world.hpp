@@ -165,6 +165,26 @@ public:
   /// Whether a region runs a graceful shutdown (its node leaves).
   bool handing_off() const;
 
+  /// One `host_shard` a coordinator sent (an allocation, also after a
+  /// rebalance): global time, the coordinator's node, the region's node.
+  struct allocation {
+    timespan at{0};
+    size_t coordinator = 0;
+    unique_address region;
+    sharding::shard_id shard;
+  };
+
+  /// Every allocation so far, in order.
+  const std::vector<allocation>& allocations() const noexcept {
+    return allocations_;
+  }
+
+  /// The regions that are a home of each shard now (the checkers' record).
+  const std::map<sharding::shard_id, std::set<unique_address>>&
+  homes() const noexcept {
+    return homes_;
+  }
+
   /// Messages handled by entities, and incarnations spawned.
   uint64_t acks() const noexcept {
     return acked_.size();
@@ -258,6 +278,7 @@ private:
   network<wire> net_;
   std::vector<node_state> nodes_;
   uint64_t incarnations_ = 0;
+  std::vector<allocation> allocations_;
   uint64_t message_ids_ = 0;
   uint64_t coordinator_ids_ = 0;
   // the world's records (the oracles' ground truth)
@@ -287,13 +308,19 @@ private:
 /// every entity handles a probe.
 /// With `rolling` (scenario S4) the faults are only restarts: 5 nodes,
 /// restarted one at a time or two at a time (a graceful leave or a crash,
-/// then a new incarnation), while the messages flow.
+/// then a new incarnation), while the messages flow. With `upgrade` as
+/// well, every restarted incarnation runs a higher `cluster.app_version`
+/// than every node before it, so each one becomes the singleton target
+/// (the coordinator's host) as soon as it is up: a hand-over per restart,
+/// under crashes and leaves.
 struct sharding_scenario {
   bool use_lease = false;
   sharding::coordinator_bug bug = sharding::coordinator_bug::none;
   sharding::region_bug region_bug = sharding::region_bug::none;
   transport_bug transport = transport_bug::none;
   bool rolling = false;
+  /// With `rolling`: each restart runs a newer app_version.
+  bool upgrade = false;
   /// Chance that an entity takes 1-4 s to stop (beyond the scenario's
   /// hand_off_timeout of 2 s: rebalances time out and repeat, late and
   /// duplicate shard_stopped, scenarios H1 and H2).
@@ -303,6 +330,27 @@ struct sharding_scenario {
   /// seed with it: a seed replays exactly).
   bool trace = true;
 };
+
+/// The scenarios' resolver: keep_majority with `stable_after` and
+/// down_all_when_unstable on, as Akka's "on": max(3/4 stable_after, 4 s)
+/// (ADR 0007).
+downing_world_settings keep_majority_downing(timespan stable_after);
+
+/// The resolver's decision bound, stable_after + down_all_when_unstable:
+/// the removal margin's auto (ADR 0007).
+timespan decision_bound(const downing_world_settings& ds);
+
+/// The singleton layer's settings for the shard coordinator, as the shell's
+/// coordinator singleton (region.cpp): with the lease the lease keeps two
+/// coordinators apart (margin 0), without one the removal margin; short
+/// lease retries and restart backoffs (2 s, 1-5 s).
+singleton_world_settings coordinator_singleton(bool use_lease, timespan margin);
+
+/// The scenarios' sharding timings: retries every 1 s, rebalance every
+/// 3 s, hand-off timeout 2 s, at most 5 shards per rebalance round; the
+/// removal margin and the coordinator lease as given.
+void scenario_timings(sharding::sharding_settings& s, bool use_lease,
+                      timespan margin);
 
 /// The run's result, with the sharding layer's counts.
 struct sharding_result : scenario_result {

@@ -48,8 +48,10 @@
 /// - tokens_increase (with a lease): every start carries a fencing token
 ///   strictly greater than every earlier start's.
 /// - singleton_liveness (the scenario): after the faults stop and the
-///   network heals, exactly one instance runs, on the oldest up member of
-///   the live nodes, within the scenario's bound.
+///   network heals, exactly one instance runs, on the singleton target of
+///   the live nodes (the oldest up member of the highest app_version; the
+///   oldest, as the scenario runs one version), within the scenario's
+///   bound.
 ///
 /// Not thread-safe; one run on one thread.
 
@@ -104,8 +106,9 @@ public:
   /// it may start again.
   bool stopped(size_t i) const;
 
-  /// Exactly one instance runs, unasked to stop, on the oldest up member
-  /// of the live nodes, whose membership views agree (the liveness goal).
+  /// Exactly one instance runs, unasked to stop, on the singleton target
+  /// (the oldest up member of the highest app_version) of the live nodes,
+  /// whose membership views agree (the liveness goal).
   bool settled() const;
 
   /// Called when node `i`'s instance `incarnation` starts (`live` true) or
@@ -126,6 +129,11 @@ public:
   /// Instances started (all nodes).
   uint64_t starts() const noexcept {
     return starts_;
+  }
+
+  /// Every instance start: the global time and the node's index, in order.
+  const std::vector<std::pair<timespan, size_t>>& start_log() const noexcept {
+    return start_log_;
   }
 
   /// Describes every node's manager and instance (failure reports).
@@ -199,6 +207,7 @@ private:
   std::set<size_t> cut_;
   bool faults_on_ = true;
   uint64_t starts_ = 0;
+  std::vector<std::pair<timespan, size_t>> start_log_;
   uint64_t max_token_ = 0;
   bool any_token_ = false;
   uint64_t requests_ = 0;
