@@ -24,7 +24,9 @@ What it checks (each failure names the file, the object and the check):
   (docs/reference/configuration.md) or of a key the demo contract names
   (CONTRACT_KEYS, for keys not yet in the reference); $(VAR) references
   name variables defined before them; POD_NAME and POD_NAMESPACE come from
-  the downward API; TROUPE_CLUSTER__HOST and TROUPE_CLUSTER__SEED_NODES
+  the downward API, and so does TROUPE_CLUSTER__APP_VERSION, from the pod
+  template's troupe.io/app-version annotation, a valid app version (ADR
+  0009); TROUPE_CLUSTER__HOST and TROUPE_CLUSTER__SEED_NODES
   are pod DNS names under the headless Service, the list comma-separated as
   the config loader splits it; enableServiceLinks is off where TROUPE_*
   variables are read (Kubernetes' service variables TROUPE_DEMO_STORE_*
@@ -518,16 +520,29 @@ def check_ports_and_env(m, root, keys):
                          f"{STORE_PORT}")
 
 
+APP_VERSION_ANNOTATION = "troupe.io/app-version"
+
+
 def check_node_env(rel, d, m, ports):
     c = containers(d)[0]
     w = where(rel, d, f" container {c.get('name')}")
     env = env_of(c)
+    app_version = f"metadata.annotations['{APP_VERSION_ANNOTATION}']"
     for name, field in (("POD_NAME", "metadata.name"),
-                        ("POD_NAMESPACE", "metadata.namespace")):
+                        ("POD_NAMESPACE", "metadata.namespace"),
+                        ("TROUPE_CLUSTER__APP_VERSION", app_version)):
         got = ((env.get(name) or {}).get("valueFrom") or {}).get(
             "fieldRef", {}).get("fieldPath")
         if got != field:
             fail("downward-api", w, f"{name} is not from fieldRef {field}")
+    # As cluster.app_version parses it (cluster/core/.../app_version.hpp).
+    annotations = d["spec"]["template"]["metadata"].get("annotations") or {}
+    version = annotations.get(APP_VERSION_ANNOTATION)
+    if not re.fullmatch(r"\d{1,10}(\.\d{1,10}){0,2}(-[A-Za-z0-9._-]+)?",
+                        str(version)):
+        fail("app-version", where(rel, d), f"the pod template's annotation "
+             f"{APP_VERSION_ANNOTATION} is {version!r}, not an app version "
+             "such as 1.2.3 (ADR 0009)")
     svc = d["spec"]["serviceName"]
     sts = d["metadata"]["name"]
     suffix = f".{svc}.$(POD_NAMESPACE).svc.cluster.local"
@@ -694,6 +709,13 @@ MUTATIONS = [
     ("POD_NAME from spec.nodeName", "downward-api",
      lambda f: node_env(f, "POD_NAME")["valueFrom"]["fieldRef"].update(
          fieldPath="spec.nodeName")),
+    ("app version from the label app.kubernetes.io/version", "downward-api",
+     lambda f: node_env(f, "TROUPE_CLUSTER__APP_VERSION")["valueFrom"]
+     ["fieldRef"].update(
+         fieldPath="metadata.labels['app.kubernetes.io/version']")),
+    ("app version annotation v1.0", "app-version",
+     lambda f: node(f)["spec"]["template"]["metadata"]["annotations"].update(
+         {"troupe.io/app-version": "v1.0"})),
     ("terminationGracePeriodSeconds 30", "grace",
      lambda f: pod_spec(node(f)).update(terminationGracePeriodSeconds=30)),
     ("a phase timeout raised past the period", "grace",

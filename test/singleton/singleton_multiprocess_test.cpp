@@ -248,3 +248,41 @@ TEST_CASE("singleton with a file lease, 3 processes on loopback: the lease "
   check_oracle(journal, true);
   check_graceful_stop(ps);
 }
+
+TEST_CASE("singleton with a file lease, 3 processes on loopback: a node of a "
+          "higher cluster.app_version that joins takes the instance over by a "
+          "graceful hand-over, with no node leaving") {
+  temp_dir dir;
+  auto journal = dir.path / "journal";
+  auto leases = dir.path / "leases";
+  auto flags = [&](const std::string& version) {
+    auto f = with_file_lease(singleton_flags(journal), leases, "3s");
+    f.push_back("--cluster.app_version=" + version);
+    return f;
+  };
+  auto ps = loopback_processes(dir, 2, flags("1.0"));
+  require_all_up(ps);
+  auto first = wait_for_instance(ps, journal, ps[0]->addr(), 1, 20s);
+  // The rolling update's first new node: version 1.1 joins through node 1.
+  auto& seed = ps[0]->addr(); // host:port#uid
+  auto node_flags = cluster_node_flags("127.0.0.1", free_ports(1)[0],
+                                       seed.substr(0, seed.find('#')));
+  auto more = flags("1.1");
+  node_flags.insert(node_flags.end(), more.begin(), more.end());
+  ps.push_back(
+    std::make_unique<cluster_process>(dir, "node3", std::move(node_flags)));
+  require_all_up(ps);
+  auto next = wait_for_successor(ps, journal, first, 30s);
+  INFO(outputs(ps) << "---- journal\n" << journal_text(journal));
+  CHECK(next.node == ps[2]->addr());
+  // A graceful hand-over: the old instance stopped before the new one
+  // started, under a greater fencing token; nobody left or was downed.
+  auto old = instances_on(read_journal(journal), ps[0]->addr());
+  REQUIRE(old.size() == 1);
+  REQUIRE(old[0].stop_ns);
+  CHECK(*old[0].stop_ns < next.first_ns);
+  check_oracle(journal, true);
+  check_nobody_downed(ps);
+  CHECK(instance_windows(read_journal(journal)).size() == 2);
+  check_graceful_stop(ps);
+}
