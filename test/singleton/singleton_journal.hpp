@@ -54,7 +54,7 @@ with_file_lease(std::vector<std::string> flags,
 
 /// The largest `expires_at_ns` (CLOCK_MONOTONIC ns, the time the holder's
 /// record expires) in the file lease's record files in `dir` (0: none).
-uint64_t lease_expiry_ns(const std::filesystem::path& dir) {
+inline uint64_t lease_expiry_ns(const std::filesystem::path& dir) {
   uint64_t result = 0;
   for (auto& f : std::filesystem::directory_iterator{dir}) {
     std::ifstream in{f.path()};
