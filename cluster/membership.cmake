@@ -6,6 +6,7 @@ target_sources(troupe_cluster_core PRIVATE
   ${dir}/core/troupe/cluster/app_version.cpp
   ${dir}/core/troupe/cluster/cluster_events.cpp
   ${dir}/core/troupe/cluster/gossip.cpp
+  ${dir}/core/troupe/cluster/leave_progress.cpp
   ${dir}/core/troupe/cluster/member.cpp
   ${dir}/core/troupe/cluster/membership_state.cpp
   ${dir}/core/troupe/cluster/reachability.cpp

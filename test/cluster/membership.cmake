@@ -8,6 +8,7 @@ troupe_test(NAME membership_unit_tests LABEL unit
     gossip_merge_laws_test.cpp
     gossip_test.cpp
     leader_actions_test.cpp
+    leave_progress_test.cpp
     member_test.cpp
     membership_engine_test.cpp
     membership_state_test.cpp

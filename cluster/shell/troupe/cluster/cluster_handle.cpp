@@ -13,6 +13,7 @@
 #include <caf/send.hpp>
 
 #include "troupe/cluster/frame.hpp"
+#include "troupe/cluster/leave_progress.hpp"
 #include "troupe/cluster/remoting_errc.hpp"
 #include "troupe/runtime/caf_glue.hpp"
 #include "troupe/runtime/log.hpp"
@@ -82,33 +83,19 @@ runtime::shutdown_reason shutdown_reason_of(self_stop_reason why) {
   return runtime::shutdown_reason::cluster_removed;
 }
 
-// How far a leave has come, as this node sees its own member.
-enum class leave_stage { leaving, exiting, removed };
-
-// True when this node's own membership reached `stage`: its status, or it
-// is no longer a member (an error: removed, or the daemon stopped). Exiting
-// is as far as a node gets when no other member stays to remove it (the
-// last member, or all leaving at once): no leader is left to do it.
+// Asks the daemon for this node's member and the view's members and
+// applies the core's rule (leave_progress.hpp). A failed query means this
+// node is no longer a member (removed, or its daemon stopped).
 bool reached(const cluster_handle& h, leave_stage stage,
              runtime::timespan timeout) {
   auto me = h.self_member(timeout);
   if (!me)
-    return true;
-  switch (me->status) {
-    case member_status::down:
-    case member_status::removed:
-      return true;
-    case member_status::exiting: {
-      if (stage != leave_stage::removed)
-        return true;
-      auto st = h.state(timeout);
-      return !st || !someone_stays(st->members, me->address);
-    }
-    case member_status::leaving:
-      return stage == leave_stage::leaving;
-    default:
-      return false;
-  }
+    return leave_reached(stage, nullptr, {});
+  std::vector<member> members;
+  if (stage == leave_stage::removed && me->status == member_status::exiting)
+    if (auto st = h.state(timeout))
+      members = std::move(st->members);
+  return leave_reached(stage, &*me, members);
 }
 
 // Polls `reached` until it holds or the phase's deadline passes; a timeout
