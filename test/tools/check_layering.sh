@@ -7,7 +7,7 @@
 # Usage: check_layering.sh ROOT
 set -u
 root=${1:?usage: check_layering.sh ROOT}
-modules=(runtime cluster lease singleton sharding downing management)
+modules=(runtime cluster lease singleton sharding downing management bootstrap)
 status=0
 
 list_files() { # dir -> source files below it
