@@ -77,6 +77,9 @@ public:
   runtime::error apply(member_operation, const std::string&) override {
     return {};
   }
+  runtime::expected<std::string> bootstrap_seed_nodes() const override {
+    return std::string{"{}"};
+  }
   runtime::expected<std::vector<fault_view>> faults() const override {
     return std::vector<fault_view>{};
   }

@@ -47,6 +47,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_process.hpp"
+#include "cluster_output.hpp"
 #include "troupe/test/child.hpp"
 #include "troupe/test/free_ports.hpp"
 
@@ -62,6 +63,9 @@ using namespace std::chrono_literals;
 using troupe::bench::cpu_seconds;
 
 namespace {
+
+using troupe::bench::count_of;
+using troupe::bench::members_up;
 
 [[noreturn]] void fail(const std::string& why) {
   std::fprintf(stderr, "membership_idle_bench: %s\n", why.c_str());
@@ -124,24 +128,6 @@ std::vector<counters> stats_lines(const std::string& text) {
     result.push_back({std::stod((*i)[1]), std::stod((*i)[2]),
                       std::stod((*i)[3]), std::stod((*i)[4])});
   return result;
-}
-
-/// The distinct members this node has printed `event member_up` for.
-size_t members_up(const std::string& text) {
-  static const std::regex line{"event member_up (\\S+)"};
-  std::set<std::string> up;
-  for (std::sregex_iterator i{text.begin(), text.end(), line}, end; i != end;
-       ++i)
-    up.insert((*i)[1]);
-  return up.size();
-}
-
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (auto pos = text.find(what); pos != std::string::npos;
-       pos = text.find(what, pos + 1))
-    ++n;
-  return n;
 }
 
 double mean(const std::vector<double>& xs) {

@@ -166,6 +166,13 @@ bool demo_cluster::start_emulator(std::chrono::milliseconds bound) {
                       bound, k8s_port_);
 }
 
+std::string demo_cluster::seed_nodes() const {
+  std::string out;
+  for (const auto& p : ports_)
+    out += fmt::format("{}{}:{}", out.empty() ? "" : ",", loopback, p.cluster);
+  return out;
+}
+
 std::vector<std::string> demo_cluster::node_argv(size_t i) const {
   auto& p = ports_[i];
   auto bin = fs::path{opts_.bin_dir} / "troupe-demo-node";
@@ -174,8 +181,9 @@ std::vector<std::string> demo_cluster::node_argv(size_t i) const {
     "--cluster.name=troupe-demo",
     fmt::format("--cluster.host={}", loopback),
     fmt::format("--cluster.port={}", p.cluster),
-    fmt::format("--cluster.seed_nodes={}:{},{}:{}", loopback, ports_[0].cluster,
-                loopback, ports_[1].cluster),
+    // Every node a seed (ADR 0010): a restarted node always finds a member
+    // that answers, and never founds a second cluster beside the others.
+    "--cluster.seed_nodes=" + seed_nodes(),
     "--cluster.secret_file=" + (dir_ / "cluster.secret").string(),
     fmt::format("--management.port={}", p.management),
     fmt::format("--demo.api_port={}", p.api),

@@ -80,6 +80,8 @@ public:
 
   /// The flags of node `i` (0-based), for the docs and tests.
   std::vector<std::string> node_argv(size_t i) const;
+  /// Every node's cluster endpoint, comma-separated (`cluster.seed_nodes`).
+  std::string seed_nodes() const;
 
 private:
   bool start_server(const std::string& name, std::vector<std::string> argv,

@@ -22,6 +22,8 @@
 //                                           transport's cumulative counters
 //                                           (transport_metrics::total: whole
 //                                           frames, summed over peers)
+//   management <port>                       with --with_management, once
+//                                           the management API serves
 //   stopping / stopped                      on SIGTERM/SIGINT, or when the
 //                                           daemon stops the node (downed,
 //                                           removed, refused)
@@ -37,10 +39,14 @@
 // configuration. Asks for SIGKILL when its parent
 // dies.
 //
-// Usage: cluster_node [--report_interval=DURATION] [--singleton=NAME]
-//                     [--singleton_journal=PATH] [--sharding=TYPE]
+// Usage: cluster_node [--with_management] [--report_interval=DURATION]
+//                     [--singleton=NAME] [--singleton_journal=PATH]
+//                     [--sharding=TYPE]
 //                     [--sharding_journal=PATH] [--sharding_client=N]
 //                     [--sharding_client_log=PATH] [--key=value ...]
+//   --with_management    starts the management API (management.*) and,
+//                        when cluster.bootstrap.discovery_method is set,
+//                        Cluster Bootstrap (cluster.seed_nodes empty).
 //   --report_interval    a tool flag (not a configuration key), e.g. 1s or
 //                        500ms; default: no stats lines.
 //   --singleton          starts a singleton manager and a proxy for NAME
@@ -123,6 +129,7 @@
 #include <caf/scoped_actor.hpp>
 #include <fmt/format.h>
 
+#include "troupe/bootstrap/bootstrap_coordinator.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/cluster_handle.hpp"
 #include "troupe/cluster/remoting.hpp"
@@ -130,6 +137,7 @@
 #include "troupe/downing/downing_actor.hpp"
 #include "troupe/downing/downing_settings.hpp"
 #include "troupe/lease/caf_glue.hpp"
+#include "troupe/management/management_service.hpp"
 #include "troupe/runtime/config.hpp"
 #include "troupe/runtime/config_loader.hpp"
 #include "troupe/runtime/node.hpp"
@@ -145,6 +153,7 @@ using troupe::test::monotonic_ns;
 namespace {
 
 constexpr std::string_view report_flag = "--report_interval=";
+constexpr std::string_view management_flag = "--with_management";
 constexpr std::string_view singleton_flag = "--singleton=";
 constexpr std::string_view journal_flag = "--singleton_journal=";
 constexpr std::string_view sharding_flag = "--sharding=";
@@ -571,9 +580,14 @@ int main(int argc, char** argv) {
   std::string singleton_name;
   std::string sharding_type;
   uint64_t client_entities = 0;
+  bool with_management = false;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg{argv[i]};
+    if (arg == management_flag) {
+      with_management = true;
+      continue;
+    }
     if (arg.rfind(singleton_flag, 0) == 0) {
       singleton_name = arg.substr(singleton_flag.size());
       continue;
@@ -634,6 +648,10 @@ int main(int argc, char** argv) {
   } else if (client_entities > 0) {
     return fail("bad --sharding_client: needs --sharding=TYPE");
   }
+  if (with_management) {
+    opts.modules.push_back(management::management_module());
+    opts.modules.push_back(bootstrap::bootstrap_module());
+  }
   opts.sources = runtime::sources_from_process(args, nullptr);
   auto node = runtime::node::start(std::move(opts));
   if (!node)
@@ -654,6 +672,20 @@ int main(int argc, char** argv) {
   auto resolver = downing::downing_handle::start(**node, *members);
   if (!resolver)
     return fail(resolver.error().message);
+  // The management API and Cluster Bootstrap, as cluster_system starts
+  // them (only with --with_management: other tests run several nodes
+  // without choosing management ports).
+  std::unique_ptr<management::management_service> api;
+  if (with_management) {
+    auto m = management::management_service::start(**node, *members, *remoting);
+    if (!m)
+      return fail(m.error().message);
+    api = std::move(*m);
+    say(fmt::format("management {}", api->port()));
+    auto b = bootstrap::bootstrap_handle::start(**node, *members, api->port());
+    if (!b)
+      return fail(b.error().message);
+  }
   // The singleton's manager and proxy, as a service would start them.
   std::optional<singleton::singleton_proxy> proxy;
   if (!singleton_name.empty()) {

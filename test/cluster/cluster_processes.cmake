@@ -5,7 +5,8 @@
 # its lines too.
 add_executable(cluster_node cluster_node.cpp)
 target_link_libraries(cluster_node PRIVATE troupe_cluster troupe_downing
-  troupe_lease troupe_singleton troupe_sharding)
+  troupe_lease troupe_singleton troupe_sharding troupe_management
+  troupe_bootstrap)
 # The oracle's clock (troupe/test/journal_file.hpp, header-only).
 target_include_directories(cluster_node PRIVATE
   ${PROJECT_SOURCE_DIR}/test/support)

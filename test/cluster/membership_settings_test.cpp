@@ -41,7 +41,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
     row{"cluster.leader_actions_interval", "1s"},
     row{"cluster.unreachable_nodes_reaper_interval", "1s"},
     row{"cluster.seed_node_timeout", "5s"},
-    row{"cluster.first_seed_founds_on_timeout", "true"},
+    row{"cluster.first_seed_founds_on_timeout", "false"},
     row{"cluster.retry_unsuccessful_join_after", "10s"},
     row{"cluster.shutdown_after_unsuccessful_join_seed_nodes", "off"},
     row{"cluster.allow_weakly_up_members", "7s"},

@@ -70,6 +70,11 @@ struct fake_source : management_source {
     applied.emplace_back(op, address);
     return {};
   }
+  std::string seed_nodes_json
+    = R"({"self_node":"10.0.0.1:2552#1","seed_nodes":[]})";
+  runtime::expected<std::string> bootstrap_seed_nodes() const override {
+    return or_fail(seed_nodes_json);
+  }
   // What set_fault was asked, in order; the faults in force.
   std::vector<fault_request> fault_requests;
   std::vector<fault_view> in_force;
@@ -601,4 +606,26 @@ TEST_CASE("management: parse_form splits and decodes a form, and names the "
   CHECK(*bad.broken == "b");
   CHECK(bad.fields.size() == 1);
   CHECK(parse_form("").fields.empty());
+}
+
+TEST_CASE("management: GET /bootstrap/seed-nodes serves the source's answer "
+          "without a token and takes no other method") {
+  auto src = three_members();
+  src.seed_nodes_json
+    = R"({"self_node":"10.0.0.1:2552#5","seed_nodes":[{"node":)"
+      R"("10.0.0.1:2552#5","status":"up","roles":[]}]})";
+  router_settings s;
+  s.require_token = true;
+  s.token = "secret";
+  auto r = handle(src, s, get("/bootstrap/seed-nodes"));
+  CHECK(r.status == 200);
+  CHECK(r.content_type == "application/json");
+  CHECK(r.body == src.seed_nodes_json);
+  CHECK(answers_without_waiting(get("/bootstrap/seed-nodes")));
+  auto p = handle(src, s, put("/bootstrap/seed-nodes", ""));
+  CHECK(p.status == 405);
+  CHECK(p.allow == "GET, HEAD");
+  src.fail_next = runtime::make_error(errc::unavailable, "not started");
+  auto u = handle(src, s, get("/bootstrap/seed-nodes"));
+  CHECK(u.status == 503);
 }

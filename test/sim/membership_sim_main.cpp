@@ -15,6 +15,9 @@
 //   membership_sim --sharding --rolling --seeds 0-99   scenario S4
 //   membership_sim --sharding --rolling --upgrade --seeds 0-99
 //                                  S4 with a newer app_version per restart
+//   membership_sim --bootstrap --seeds 0-999     cluster bootstrap
+//   membership_sim --bootstrap --seed 4 --bootstrap-bug
+//   found_without_all_probed
 
 #include <chrono>
 #include <cstdio>
@@ -22,6 +25,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/sim/bootstrap_world.hpp"
 #include "troupe/sim/downing_world.hpp"
 #include "troupe/sim/membership_world.hpp"
 #include "troupe/sim/sharding_world.hpp"
@@ -94,7 +98,24 @@ int main(int argc, char** argv) {
     });
   sharding_flag->excludes("--downing");
   sharding_flag->excludes(singleton_flag);
+  bool bootstrap = false;
+  std::string bootstrap_bug = "none";
+  auto* bootstrap_flag = app.add_flag("--bootstrap", bootstrap,
+                                      "run the cluster bootstrap scenario");
+  app
+    .add_option("--bootstrap-bug", bootstrap_bug,
+                "plant a bootstrap bug: none, found_without_all_probed, "
+                "never_found")
+    ->check(CLI::IsMember({"none", "found_without_all_probed", "never_found"}));
+  bootstrap_flag->excludes("--downing");
+  bootstrap_flag->excludes(singleton_flag);
+  bootstrap_flag->excludes(sharding_flag);
   CLI11_PARSE(app, argc, argv);
+  using troupe::bootstrap::planted_bug;
+  auto boot_bug = bootstrap_bug == "found_without_all_probed"
+                    ? planted_bug::found_without_all_probed
+                  : bootstrap_bug == "never_found" ? planted_bug::never_found
+                                                   : planted_bug::none;
   troupe::sim::sharding_bug_named(sharding_bug, sharding_options);
   sharding_options.use_lease = singleton_options.use_lease;
   singleton_options.bug = *troupe::sim::singleton_bug_named(singleton_bug);
@@ -136,11 +157,12 @@ int main(int argc, char** argv) {
   int failures = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (auto s = first; s <= last; ++s) {
-    auto r = sharding ? troupe::sim::run_sharding_scenario(s, sharding_options)
-             : singleton
-               ? troupe::sim::run_singleton_scenario(s, singleton_options)
-             : downing.empty() ? troupe::sim::run_random_scenario(s, planted)
-                               : troupe::sim::run_downing_scenario(s, scenario);
+    auto r
+      = bootstrap   ? troupe::sim::run_bootstrap_scenario(s, boot_bug)
+        : sharding  ? troupe::sim::run_sharding_scenario(s, sharding_options)
+        : singleton ? troupe::sim::run_singleton_scenario(s, singleton_options)
+        : downing.empty() ? troupe::sim::run_random_scenario(s, planted)
+                          : troupe::sim::run_downing_scenario(s, scenario);
     if (r.failure) {
       ++failures;
       std::printf("seed %llu (%zu nodes): FAILED %s: %s\n%s\n",

@@ -219,6 +219,18 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
   act(i, [&](auto& e, auto t) { return e.start(t); });
 }
 
+void membership_world::join(size_t i, std::vector<cluster::endpoint> seeds) {
+  auto& n = nodes_.at(i);
+  if (!n.alive)
+    return;
+  std::string list;
+  for (const auto& s : seeds)
+    list += (list.empty() ? "" : ",") + cluster::to_string(s);
+  trace_.add(sched_.now(),
+             fmt::format("{} joins through {}", to_string(address(i)), list));
+  act(i, [&](auto& e, auto t) { return e.join(std::move(seeds), t); });
+}
+
 void membership_world::crash(size_t i) {
   auto& n = nodes_.at(i);
   if (!n.alive)

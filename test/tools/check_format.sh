@@ -5,7 +5,7 @@ set -u
 root=${1:?usage: check_format.sh ROOT}
 cd "$root" || exit 2
 command -v clang-format >/dev/null || { echo "format: clang-format missing"; exit 1; }
-mapfile -t files < <(find runtime cluster lease singleton sharding downing apps \
+mapfile -t files < <(find runtime cluster lease singleton sharding downing bootstrap apps \
   bench test examples -type f \( -name '*.hpp' -o -name '*.cpp' \) 2>/dev/null | sort)
 [ ${#files[@]} -gt 0 ] || { echo "format: no files found under $root"; exit 1; }
 if ! clang-format --dry-run --Werror "${files[@]}"; then

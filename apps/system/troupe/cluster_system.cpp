@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "troupe/bootstrap/bootstrap_coordinator.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/downing/caf_glue.hpp"
 #include "troupe/downing/downing_settings.hpp"
@@ -34,9 +35,10 @@ cluster_system::start(int argc, char** argv,
 runtime::expected<std::unique_ptr<cluster_system>>
 cluster_system::start(runtime::node_options opts) {
   std::vector<runtime::module> modules{
-    lease::lease_module(),       cluster::cluster_module(),
-    downing::downing_module(),   singleton::singleton_module(),
-    sharding::sharding_module(), management::management_module()};
+    lease::lease_module(),        cluster::cluster_module(),
+    downing::downing_module(),    singleton::singleton_module(),
+    sharding::sharding_module(),  management::management_module(),
+    bootstrap::bootstrap_module()};
   for (auto& m : opts.modules)
     modules.push_back(std::move(m));
   opts.modules = std::move(modules);
@@ -67,6 +69,14 @@ cluster_system::start(runtime::node_options opts) {
   if (!api)
     return api.error();
   sys->management_ = std::move(*api);
+  // Cluster Bootstrap (when cluster.bootstrap.discovery_method is set)
+  // probes the contact points' management endpoints, this node's own
+  // among them: it starts once the management API serves.
+  auto formation = bootstrap::bootstrap_handle::start(
+    *sys->node_, sys->cluster_, sys->management_->port());
+  if (!formation)
+    return formation.error();
+  sys->bootstrap_ = *formation;
   // The version and the node in one line: what a bug report needs first.
   runtime::logger{"node"}.info(
     "troupe {} started node {} of cluster {}", library_version().text,

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "troupe/bootstrap/bootstrap_coordinator.hpp"
 #include "troupe/cluster/cluster_handle.hpp"
 #include "troupe/cluster/remoting.hpp"
 #include "troupe/downing/downing_actor.hpp"
@@ -153,6 +154,7 @@ private:
   cluster::cluster_handle cluster_;
   downing::downing_handle resolver_;
   std::unique_ptr<management::management_service> management_;
+  bootstrap::bootstrap_handle bootstrap_;
 };
 
 /// Prints `err`'s message to stderr as "<program>: <message>" and returns

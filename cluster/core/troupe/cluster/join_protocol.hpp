@@ -25,14 +25,13 @@
 /// - This node is the FIRST seed: it sends `init_join` to the other seeds
 ///   at once and every `init_join_interval` (1s), and joins the first that
 ///   acks compatibly. It joins itself (founding a new cluster) only when
-///   `seed_node_timeout` (5s) passes without such an ack, or when every
-///   other seed answered `init_join_nack` (not a member yet). With
-///   `first_seed_founds_on_timeout = false` only the latter: a seed that
-///   stays silent (dead, or its answers lost in a partition) keeps the
-///   first seed asking, so a first seed restarted while cut off from a
-///   running cluster does not found a second one (troupe's; Akka's
-///   FirstSeedNodeProcess always founds on the timeout, and Akka Management's
-///   Cluster Bootstrap exists to avoid that).
+///   every other seed answered `init_join_nack` (not a member yet): a seed
+///   that stays silent (dead, or its answers lost in a partition) keeps
+///   the first seed asking, so a first seed restarted while cut off from a
+///   running cluster does not found a second one (troupe's default, ADR
+///   0010). With `first_seed_founds_on_timeout = true` it also founds when
+///   `seed_node_timeout` (5s) passes without an ack: Akka's
+///   FirstSeedNodeProcess, which founds beside a cluster it cannot reach.
 /// - Any other node sends `init_join` to every seed except itself, joins the
 ///   first that acks compatibly, and starts a new round every
 ///   `seed_node_timeout` until one does; when every seed answered
@@ -174,10 +173,11 @@ struct join_settings {
   std::vector<endpoint> seed_nodes;
   /// 5s; cluster.seed_node_timeout.
   timespan seed_node_timeout = std::chrono::seconds{5};
-  /// true (Akka); cluster.first_seed_founds_on_timeout. false: the first
-  /// seed founds only when every other seed nacked; silent seeds keep it
-  /// asking (every init_join_interval) instead.
-  bool first_seed_founds_on_timeout = true;
+  /// false (ADR 0010; Akka: true); cluster.first_seed_founds_on_timeout.
+  /// false: the first seed founds only when every other seed nacked;
+  /// silent seeds keep it asking (every init_join_interval) instead. true:
+  /// also when seed_node_timeout passes without an ack (Akka's rule).
+  bool first_seed_founds_on_timeout = false;
   /// 10s; cluster.retry_unsuccessful_join_after (nullopt: off, wait for
   /// the welcome forever).
   std::optional<timespan> retry_unsuccessful_join_after

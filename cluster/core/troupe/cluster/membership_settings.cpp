@@ -255,9 +255,10 @@ void declare_membership_config(runtime::config_schema& schema) {
           "the cluster; the interval of other nodes' join rounds (1s after a "
           "round in which every seed answered that it is not a member yet).");
   add_key(schema, "cluster.first_seed_founds_on_timeout", config_type::boolean,
-          "true",
+          "false",
           "Whether the first seed founds a new cluster when another seed "
-          "stays silent for seed_node_timeout (Akka's rule). false: only when "
+          "stays silent for seed_node_timeout (true: Akka's rule; ADR 0010). "
+          "false: only when "
           "every other seed answered that it is not a member yet, so a first "
           "seed restarted behind a partition waits instead of founding a "
           "second cluster.");

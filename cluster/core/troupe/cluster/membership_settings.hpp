@@ -78,9 +78,10 @@ struct failure_detector_settings {
 /// - unreachable_nodes_reaper_interval: 1s; how often the failure detector
 ///   verdicts are moved into the reachability table.
 /// - seed_node_timeout: 5s; see join_protocol.hpp.
-/// - first_seed_founds_on_timeout: true (Akka's rule); false: the first
-///   seed founds a cluster only when every other seed answered that it is
-///   not a member, never because some stayed silent; see join_protocol.hpp.
+/// - first_seed_founds_on_timeout: false (ADR 0010): the first seed founds
+///   a cluster only when every other seed answered that it is not a member,
+///   never because some stayed silent; true is Akka's rule (also on
+///   seed_node_timeout); see join_protocol.hpp.
 /// - retry_unsuccessful_join_after: 10s; see join_protocol.hpp.
 /// - shutdown_after_unsuccessful_join_seed_nodes: off; see join_protocol.hpp.
 /// - allow_weakly_up_members: 7s; joining members become weakly up after
@@ -102,7 +103,7 @@ struct membership_settings {
   timespan leader_actions_interval = std::chrono::seconds{1};
   timespan unreachable_nodes_reaper_interval = std::chrono::seconds{1};
   timespan seed_node_timeout = std::chrono::seconds{5};
-  bool first_seed_founds_on_timeout = true;
+  bool first_seed_founds_on_timeout = false;
   std::optional<timespan> retry_unsuccessful_join_after
     = std::chrono::seconds{10};
   std::optional<timespan> shutdown_after_unsuccessful_join_seed_nodes;

@@ -538,7 +538,8 @@ bool answers_without_waiting(const http_request& req) {
   auto path = target.substr(0, target.find('?'));
   constexpr std::string_view members = "/cluster/members";
   return path == "/" || path == "/alive" || path == "/ready"
-         || path == "/faults" || path.substr(0, members.size()) == members;
+         || path == "/faults" || path == "/bootstrap/seed-nodes"
+         || path.substr(0, members.size()) == members;
 }
 
 parsed_form parse_form(std::string_view x) {
@@ -606,6 +607,13 @@ http_response handle(management_source& source, const router_settings& s,
     return get_only([&] { return answer(source.leases(), render_leases); });
   if (path == "/cluster/members" || path == "/cluster/members/")
     return get_only([&] { return answer(source.members(), render_members); });
+  if (path == "/bootstrap/seed-nodes")
+    return get_only([&] {
+      auto text = source.bootstrap_seed_nodes();
+      if (!text)
+        return from_error(text.error());
+      return json(200, std::move(*text));
+    });
   constexpr std::string_view members_prefix = "/cluster/members/";
   if (path.substr(0, members_prefix.size()) == members_prefix) {
     auto address = percent_decode(path.substr(members_prefix.size()));

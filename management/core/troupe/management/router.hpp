@@ -19,8 +19,10 @@
 /// `operation=leave|down`, `/cluster/shards/{type}`) and its health checks
 /// (`/ready`, `/alive`); `/singletons`, `/leases`, `/metrics`, `/` (the
 /// dashboard) and `/faults` (fault injection for tests and the demo, off
-/// by default) are troupe's. Answers are JSON with snake_case fields;
-/// errors are `{"error": "..."}` with a 4xx or 503 status.
+/// by default) are troupe's; `GET /bootstrap/seed-nodes` is Cluster
+/// Bootstrap's probe (no token: bootstrapping nodes read it). Answers are JSON
+/// with snake_case fields; errors are `{"error": "..."}` with a 4xx or 503
+/// status.
 
 namespace troupe::management {
 
@@ -179,6 +181,11 @@ public:
   /// `#uid`); the effect follows through gossip.
   virtual runtime::error apply(member_operation op, const std::string& address)
     = 0;
+  /// `GET /bootstrap/seed-nodes` (Akka Management's Cluster Bootstrap
+  /// route): this node's cluster address and, when it is an up or
+  /// weakly_up member, the members a bootstrapping node may join through,
+  /// as the JSON text of bootstrap/seed_nodes_answer.hpp.
+  virtual runtime::expected<std::string> bootstrap_seed_nodes() const = 0;
   /// The faults in force, sorted by peer and direction.
   virtual runtime::expected<std::vector<fault_view>> faults() const = 0;
   /// Sets (or, with a healthy request, heals) the fault of each direction
@@ -220,7 +227,8 @@ http_response handle(management_source& source, const router_settings& s,
 
 /// True for the requests whose answer never waits for a module or a
 /// peer, which the server may answer on its io thread: GET and HEAD of
-/// `/`, `/alive`, `/ready`, `/cluster/members[/{address}]` and `/faults`
+/// `/`, `/alive`, `/ready`, `/cluster/members[/{address}]`,
+/// `/bootstrap/seed-nodes` and `/faults`
 /// (each reads state this node holds under a lock). Everything else, and
 /// any other method, may wait (`/singletons`, `/leases` and
 /// `/cluster/shards/{type}` ask every member, `/metrics` asks the local

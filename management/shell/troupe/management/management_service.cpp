@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "troupe/bootstrap/seed_nodes_answer.hpp"
 #include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/membership_state.hpp"
 #include "troupe/management/cluster_views.hpp"
@@ -340,6 +341,13 @@ public:
                   op == member_operation::leave ? "leave" : "down",
                   runtime::to_string(*target));
     return {};
+  }
+
+  runtime::expected<std::string> bootstrap_seed_nodes() const override {
+    auto self = st_->cluster.self_address();
+    auto v = st_->view();
+    return bootstrap::to_json(
+      bootstrap::seed_nodes_of(self, v ? &*v : nullptr));
   }
 
   runtime::expected<std::vector<fault_view>> faults() const override {

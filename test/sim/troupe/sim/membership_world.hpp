@@ -104,6 +104,11 @@ public:
   /// (default: the settings').
   void set_app_version(size_t i, cluster::app_version version);
 
+  /// Node `i` joins through `seeds` (membership_engine::join: Akka's
+  /// joinSeedNodes; `{its own endpoint}` founds a cluster). Ignored when
+  /// the node is not alive.
+  void join(size_t i, std::vector<cluster::endpoint> seeds);
+
   /// Kills node `i` (no goodbye).
   void crash(size_t i);
 

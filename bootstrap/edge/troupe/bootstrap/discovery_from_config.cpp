@@ -1,0 +1,28 @@
+#include "troupe/bootstrap/discovery_from_config.hpp"
+
+#include <fmt/format.h>
+
+#include "troupe/bootstrap/config_discovery.hpp"
+#include "troupe/bootstrap/errc.hpp"
+
+namespace troupe::bootstrap {
+
+void declare_discovery_config(runtime::config_schema&) {}
+
+runtime::expected<std::shared_ptr<contact_point_discovery>>
+discovery_from_config(const runtime::config&, const bootstrap_settings& s,
+                      uint16_t) {
+  switch (s.method) {
+    case discovery_method::config:
+      return std::shared_ptr<contact_point_discovery>{
+        std::make_shared<config_discovery>(s.config_contact_points)};
+    default:
+      return runtime::make_error(
+        errc::invalid_settings,
+        fmt::format("cluster.bootstrap.discovery_method {:?} is not "
+                    "available in this build",
+                    to_string(s.method)));
+  }
+}
+
+} // namespace troupe::bootstrap
