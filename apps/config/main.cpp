@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/bootstrap/dns_discovery_config.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/transport_config.hpp"
@@ -43,6 +44,7 @@ runtime::config_schema full_schema() {
   singleton::declare_singleton_config(schema);
   sharding::declare_sharding_config(schema);
   management::declare_management_config(schema);
+  bootstrap::declare_dns_discovery_config(schema);
   return schema;
 }
 
