@@ -30,12 +30,14 @@ write_basic_package_version_file(
   VERSION ${PROJECT_VERSION}
   COMPATIBILITY ${compatibility})
 
-# FindCAF.cmake goes with the package: Debian's libcaf-dev ships no CMake
-# config, and troupeConfig.cmake finds CAF through it.
+# FindCAF.cmake and Findc-ares.cmake go with the package: Debian's
+# libcaf-dev and libc-ares-dev ship no CMake config, and troupeConfig.cmake
+# finds CAF and c-ares through them.
 install(FILES
   ${PROJECT_BINARY_DIR}/troupeConfig.cmake
   ${PROJECT_BINARY_DIR}/troupeConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/FindCAF.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/Findc-ares.cmake
   DESTINATION ${TROUPE_INSTALL_CMAKEDIR})
 
 # troupe.pc: every installed library, each before the libraries it links

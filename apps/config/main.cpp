@@ -15,6 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/bootstrap/bootstrap_settings.hpp"
+#include "troupe/bootstrap/discovery_from_config.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/transport_config.hpp"
@@ -43,6 +45,8 @@ runtime::config_schema full_schema() {
   singleton::declare_singleton_config(schema);
   sharding::declare_sharding_config(schema);
   management::declare_management_config(schema);
+  bootstrap::declare_bootstrap_config(schema);
+  bootstrap::declare_discovery_config(schema);
   return schema;
 }
 

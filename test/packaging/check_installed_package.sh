@@ -57,7 +57,8 @@ for f in include/troupe/version.hpp include/troupe/cluster_system.hpp \
   "$libdir/cmake/troupe/troupeConfig.cmake" \
   "$libdir/cmake/troupe/troupeConfigVersion.cmake" \
   "$libdir/cmake/troupe/troupeTargets.cmake" \
-  "$libdir/cmake/troupe/FindCAF.cmake" "$libdir/pkgconfig/troupe.pc" \
+  "$libdir/cmake/troupe/FindCAF.cmake" "$libdir/cmake/troupe/Findc-ares.cmake" \
+  "$libdir/pkgconfig/troupe.pc" \
   bin/troupe-config; do
   [ -f "$prefix/$f" ] || fail "$f is not installed"
 done

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "troupe/bootstrap/config_discovery.hpp"
+#include "troupe/bootstrap/dns_discovery_config.hpp"
 #include "troupe/bootstrap/errc.hpp"
 
 namespace troupe::bootstrap {
@@ -10,12 +11,19 @@ namespace troupe::bootstrap {
 void declare_discovery_config(runtime::config_schema&) {}
 
 runtime::expected<std::shared_ptr<contact_point_discovery>>
-discovery_from_config(const runtime::config&, const bootstrap_settings& s,
-                      uint16_t) {
+discovery_from_config(const runtime::config& cfg, const bootstrap_settings& s,
+                      uint16_t fallback_port) {
+  using result = runtime::expected<std::shared_ptr<contact_point_discovery>>;
   switch (s.method) {
     case discovery_method::config:
       return std::shared_ptr<contact_point_discovery>{
         std::make_shared<config_discovery>(s.config_contact_points)};
+    case discovery_method::dns: {
+      auto d = dns_discovery_from_config(cfg, fallback_port);
+      if (!d)
+        return result{d.error()};
+      return std::shared_ptr<contact_point_discovery>{std::move(*d)};
+    }
     default:
       return runtime::make_error(
         errc::invalid_settings,

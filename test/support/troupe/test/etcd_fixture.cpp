@@ -5,7 +5,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -15,17 +14,15 @@
 #include <thread>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "troupe/lease/etcd_protocol.hpp"
 #include "troupe/test/free_ports.hpp"
+#include "troupe/test/server_process.hpp"
 
 namespace troupe::test {
 
@@ -139,73 +136,10 @@ public:
   std::string data_dir;
   std::string log_path;
   std::vector<std::string> args;
-  pid_t pid = -1;
-
-  ~member() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      reap(5s);
-    }
-  }
+  server_process process;
 
   void spawn() {
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    auto parent = ::getpid();
-    int log_fd = ::open(log_path.c_str(),
-                        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0)
-      fail(fmt::format("open {}: {}", log_path, std::strerror(errno)));
-    auto child = ::fork();
-    if (child < 0) {
-      ::close(log_fd);
-      fail(fmt::format("fork: {}", std::strerror(errno)));
-    }
-    if (child == 0) {
-      // Only async-signal-safe calls between fork and exec.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent)
-        ::_exit(126);
-      int null_fd = ::open("/dev/null", O_RDONLY);
-      if (null_fd >= 0)
-        ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(log_fd, STDOUT_FILENO);
-      ::dup2(log_fd, STDERR_FILENO);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(log_fd);
-    pid = child;
-  }
-
-  /// Waits up to `bound` for the exit; true if reaped (or not running).
-  bool reap(std::chrono::milliseconds bound) {
-    auto until = steady::now() + bound;
-    while (pid > 0) {
-      int status = 0;
-      auto rc = ::waitpid(pid, &status, WNOHANG);
-      if (rc == pid || (rc < 0 && errno == ECHILD)) {
-        pid = -1;
-        break;
-      }
-      if (steady::now() >= until)
-        return false;
-      std::this_thread::sleep_for(5ms);
-    }
-    return true;
-  }
-
-  void terminate(std::chrono::milliseconds grace) {
-    if (pid <= 0)
-      return;
-    ::kill(pid, SIGTERM);
-    ::kill(pid, SIGCONT); // a frozen member runs SIGTERM only after this
-    if (!reap(grace)) {
-      ::kill(pid, SIGKILL);
-      reap(10s);
-    }
+    process.spawn(args, log_path);
   }
 };
 
@@ -304,7 +238,7 @@ etcd_cluster::etcd_cluster(size_t n, etcd_options opts) : opts_(opts) {
 
 etcd_cluster::~etcd_cluster() {
   for (auto& m : members_)
-    m->terminate(3s);
+    m->process.terminate(3s);
   engine_.reset();
   if (std::getenv("KEEP_TEST_TMP") == nullptr) {
     std::error_code ec;
@@ -329,28 +263,23 @@ std::vector<std::string> etcd_cluster::endpoints() const {
 }
 
 pid_t etcd_cluster::pid(size_t i) const {
-  return members_.at(i)->pid;
+  return members_.at(i)->process.pid();
 }
 
 bool etcd_cluster::running(size_t i) const {
-  auto& m = *members_.at(i);
-  return m.pid > 0 && !m.reap(0ms);
+  return members_.at(i)->process.running();
 }
 
 void etcd_cluster::kill(size_t i) {
-  auto& m = *members_.at(i);
-  if (m.pid > 0) {
-    ::kill(m.pid, SIGKILL);
-    m.reap(10s);
-  }
+  members_.at(i)->process.kill();
 }
 
 void etcd_cluster::stop(size_t i) {
-  members_.at(i)->terminate(3s);
+  members_.at(i)->process.terminate(3s);
 }
 
 void etcd_cluster::freeze(size_t i) {
-  auto p = members_.at(i)->pid;
+  auto p = members_.at(i)->process.pid();
   if (p <= 0)
     return;
   ::kill(p, SIGSTOP);
@@ -372,14 +301,14 @@ void etcd_cluster::freeze(size_t i) {
 }
 
 void etcd_cluster::thaw(size_t i) {
-  if (auto p = members_.at(i)->pid; p > 0)
-    ::kill(p, SIGCONT);
+  members_.at(i)->process.signal(SIGCONT);
 }
 
 void etcd_cluster::start(size_t i, bool healthy) {
   auto& m = *members_.at(i);
-  if (m.pid > 0)
-    fail(fmt::format("member {} is still running (pid {})", m.name, m.pid));
+  if (m.process.pid() > 0)
+    fail(fmt::format("member {} is still running (pid {})", m.name,
+                     m.process.pid()));
   m.spawn();
   if (healthy)
     wait_healthy(i);
@@ -411,17 +340,7 @@ const std::string& etcd_cluster::dir() const noexcept {
 }
 
 std::string etcd_cluster::log_tail(size_t i, size_t lines) const {
-  std::ifstream in{members_.at(i)->log_path};
-  std::deque<std::string> tail;
-  for (std::string line; std::getline(in, line);) {
-    tail.push_back(std::move(line));
-    if (tail.size() > lines)
-      tail.pop_front();
-  }
-  std::string out;
-  for (auto& l : tail)
-    out += l + "\n";
-  return out;
+  return file_tail(members_.at(i)->log_path, lines);
 }
 
 namespace {
@@ -451,7 +370,7 @@ void etcd_cluster::wait_healthy(size_t i) {
   auto deadline = steady::now() + 10s;
   std::string last = "no answer yet";
   while (steady::now() < deadline) {
-    if (m.pid <= 0 || m.reap(0ms))
+    if (!m.process.running())
       fail(fmt::format("etcd member {} exited during startup; log tail:\n{}",
                        m.name, log_tail(i)));
     runtime::http_request req;
