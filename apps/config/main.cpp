@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "troupe/bootstrap/kubernetes_api_discovery_config.hpp"
 #include "troupe/cluster/caf_glue.hpp"
 #include "troupe/cluster/membership_settings.hpp"
 #include "troupe/cluster/transport_config.hpp"
@@ -39,6 +40,9 @@ runtime::config_schema full_schema() {
   runtime::declare_runtime_config(schema);
   lease::declare_lease_config(schema);
   cluster::declare_cluster_config(schema);
+  // The bootstrap module's kubernetes_api keys (the module's other keys
+  // come with its settings).
+  bootstrap::declare_kubernetes_api_discovery_config(schema);
   downing::declare_downing_config(schema);
   singleton::declare_singleton_config(schema);
   sharding::declare_sharding_config(schema);

@@ -11,26 +11,15 @@
 #include "troupe/bootstrap/errc.hpp"
 #include "troupe/bootstrap/kubernetes_api_discovery_config.hpp"
 #include "troupe/runtime/config_loader.hpp"
+#include "troupe/test/child_process.hpp"
 
 using namespace std::chrono_literals;
 using namespace troupe;
 using namespace troupe::bootstrap;
 namespace fs = std::filesystem;
+using troupe::test::temp_dir;
 
 namespace {
-
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "troupe-k8s-disc-XXXXXX");
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out{p, std::ios::trunc};

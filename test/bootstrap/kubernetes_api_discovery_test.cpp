@@ -15,6 +15,7 @@
 
 #include "troupe/bootstrap/errc.hpp"
 #include "troupe/bootstrap/kubernetes_api_discovery.hpp"
+#include "troupe/test/child_process.hpp"
 #include "troupe/test/eventually.hpp"
 #include "troupe/test/http_test_server.hpp"
 #include "troupe/test/k8s_api_emulator.hpp"
@@ -28,22 +29,10 @@ using troupe::test::k8s_pod;
 using troupe::test::k8s_resource;
 using troupe::test::k8s_verb;
 namespace fs = std::filesystem;
+using troupe::test::temp_dir;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "troupe-k8s-disc-XXXXXX");
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out{p, std::ios::trunc};
@@ -324,4 +313,17 @@ TEST_CASE("kubernetes_api discovery: destroying it completes a pending call "
   REQUIRE(result.wait_for(5s) == std::future_status::ready);
   check_error(result.get(), errc::discovery_unavailable, "list pods");
   env.emu.release_hangs();
+}
+
+TEST_CASE("kubernetes_api discovery: a token file that disappears after "
+          "start => discovery_unavailable naming the file") {
+  k8s_env env;
+  auto d = env.discovery();
+  fs::remove(env.token_file);
+  check_error(discover(*d), errc::discovery_unavailable,
+              "cannot read the Kubernetes token file "
+                + env.token_file.string());
+  CHECK(env.emu.requests().empty());
+  write_file(env.token_file, env.emu.options().token + "\n");
+  CHECK(text_of(discover(*d)).empty());
 }

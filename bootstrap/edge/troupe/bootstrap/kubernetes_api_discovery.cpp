@@ -51,18 +51,6 @@ bool is_port_name(std::string_view n) {
   return letter;
 }
 
-// The lowercase media type of a Content-Type header ("" when absent).
-std::string media_type(const http_response& resp) {
-  auto h = resp.header("Content-Type");
-  if (h == nullptr)
-    return {};
-  std::string out;
-  for (char c : h->substr(0, h->find(';')))
-    if (c != ' ' && c != '\t')
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 } // namespace
 
 runtime::expected<std::shared_ptr<kubernetes_api_discovery>>
@@ -130,7 +118,7 @@ outcome_of(const kubernetes_api_discovery_options& opts,
   auto code = res->status;
   auto server = [&] { return runtime::kubernetes_status_text(res->body); };
   if (code >= 200 && code < 300) {
-    auto type = media_type(*res);
+    auto type = runtime::media_type_of(*res);
     if (!type.empty() && type != "application/json")
       return make_error(errc::bad_discovery_answer,
                         fmt::format("{}: HTTP {} with Content-Type {}, "

@@ -64,9 +64,11 @@ struct kubernetes_api_discovery_options : runtime::kubernetes_api_options {
 /// A namespace that does not exist answers an empty list (the API server
 /// lists without checking it), which is an empty answer, not an error.
 ///
-/// Thread-safety: as the interface; `done` runs on the client's io thread.
-/// Destroying the discovery completes pending calls with
-/// discovery_unavailable.
+/// Thread-safety: as the interface; `done` runs on the client's io thread,
+/// except when no request could be sent (the token file cannot be read,
+/// the client has shut down): then it runs inline, with
+/// discovery_unavailable. Destroying the discovery completes pending calls
+/// with discovery_unavailable.
 class kubernetes_api_discovery final : public contact_point_discovery {
 public:
   /// Checks the options (the client's checks, the namespace a DNS-1123

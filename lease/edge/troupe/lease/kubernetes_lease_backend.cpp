@@ -1,7 +1,6 @@
 #include "troupe/lease/kubernetes_lease_backend.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -35,15 +34,6 @@ backend_reply reply_of(backend_status status, std::string detail) {
   return r;
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
-    ++i;
-  return s.substr(i);
-}
-
 // The longer of the Retry-After header and the Status body's
 // `details.retryAfterSeconds`.
 timespan retry_after_of(const http_response& resp,
@@ -52,19 +42,6 @@ timespan retry_after_of(const http_response& resp,
   if (status != nullptr)
     result = std::max<timespan>(result, status->retry_after);
   return result;
-}
-
-// The lowercase media type of a Content-Type header ("" when absent).
-std::string media_type(const http_response& resp) {
-  auto h = resp.header("Content-Type");
-  if (h == nullptr)
-    return {};
-  auto s = h->substr(0, h->find(';'));
-  s = trim(std::move(s));
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
-    return static_cast<char>(std::tolower(c));
-  });
-  return s;
 }
 
 } // namespace
@@ -201,7 +178,7 @@ private:
   // Parses a 2xx answer that must carry a Lease.
   runtime::expected<kubernetes_lease_object>
   lease_of(std::string_view what, const http_response& resp) const {
-    auto type = media_type(resp);
+    auto type = runtime::media_type_of(resp);
     if (!type.empty() && type != "application/json")
       return make_error(errc::backend_protocol_violation,
                         fmt::format("Kubernetes API {}: {}: HTTP {} with "

@@ -79,6 +79,17 @@ error validate_kubernetes_namespace(std::string_view name) {
   return {};
 }
 
+std::string media_type_of(const http_response& resp) {
+  auto h = resp.header("Content-Type");
+  if (h == nullptr)
+    return {};
+  auto out = trim(h->substr(0, h->find(';')));
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
+  return out;
+}
+
 // -- kubernetes_api_client ----------------------------------------------------
 
 kubernetes_api_client::kubernetes_api_client(kubernetes_api_options opts)

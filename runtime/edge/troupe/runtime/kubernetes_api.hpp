@@ -86,6 +86,12 @@ std::string namespace_from_file(const std::string& namespace_file);
 /// and names the rule.
 error validate_kubernetes_namespace(std::string_view name);
 
+/// The media type of a response's Content-Type, lower case, without
+/// parameters and surrounding blanks (`application/json`); "" when there is
+/// none. The API server answers `application/json` to JSON requests; anything
+/// else (an HTML error page of a proxy) is not an API object.
+std::string media_type_of(const http_response& resp);
+
 /// HTTP exchanges with one API server, authenticated by the token file.
 ///
 /// Each `request` is one exchange bounded by `request_timeout`, with
