@@ -16,7 +16,7 @@ What it checks (each failure names the file, the object and the check):
 - ports: the named container ports equal the code's defaults (cluster.port
   and management.port from docs/reference/configuration.md, the demo's from
   the contract below) and the TROUPE_*_PORT values, Service ports and
-  targetPorts, the seed nodes' port, the store URL;
+  targetPorts, the store URL;
 - probes: every httpGet path of a node is one the management router serves
   (the path literals of management/core/troupe/management/router.cpp);
   readiness is /ready and liveness /alive; the store's probe a store path;
