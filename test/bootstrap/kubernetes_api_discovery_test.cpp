@@ -114,7 +114,7 @@ void check_error(const answer& a, errc code, std::string_view needle) {
 } // namespace
 
 TEST_CASE("kubernetes_api discovery: Running pods with the management port "
-          "are the contact points; the request is a list by label selector") {
+          "are the contact points, the request is a list by label selector") {
   k8s_env env;
   env.emu.put_pod(pod("troupe-1", "10.0.0.2"));
   env.emu.put_pod(pod("troupe-0", "10.0.0.1"));
@@ -209,7 +209,7 @@ TEST_CASE("kubernetes_api discovery: without RBAC list on pods => "
 }
 
 TEST_CASE("kubernetes_api discovery: a 401 re-reads the token file and "
-          "retries once; a token that stays wrong => discovery_refused") {
+          "retries once, a token that stays wrong => discovery_refused") {
   k8s_env env;
   env.emu.put_pod(pod("a", "10.0.0.1"));
   auto d = env.discovery();
@@ -239,7 +239,7 @@ TEST_CASE("kubernetes_api discovery: a 401 re-reads the token file and "
   CHECK(env.emu.requests().size() == 2);
 }
 
-TEST_CASE("kubernetes_api discovery: 5xx and 429 => discovery_unavailable; "
+TEST_CASE("kubernetes_api discovery: 5xx and 429 => discovery_unavailable, "
           "the next call succeeds") {
   k8s_env env;
   env.emu.put_pod(pod("a", "10.0.0.1"));

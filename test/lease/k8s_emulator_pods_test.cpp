@@ -81,7 +81,7 @@ TEST_CASE("k8s emulator pods: the PodList shape (kind, apiVersion, "
   CHECK(str_at(doc, "/items/0/status/podIPs/0/ip") == "10.0.0.5");
 }
 
-TEST_CASE("k8s emulator pods: resourceVersion rises with every pod change; "
+TEST_CASE("k8s emulator pods: resourceVersion rises with every pod change, "
           "a terminating pod is listed with its deletionTimestamp") {
   fixture f;
   auto rv = [&] {
@@ -193,7 +193,7 @@ TEST_CASE("k8s emulator pods: a malformed label selector => 400 BadRequest "
 }
 
 TEST_CASE("k8s emulator pods: without RBAC list on pods => 403 Forbidden "
-          "with the authorizer's message; leases are unaffected") {
+          "with the authorizer's message, leases are unaffected") {
   fixture f;
   f.emu.deny(k8s_resource::pods, k8s_verb::list);
   auto res = f.c.must("GET", f.emu.pods_url("shop"));
