@@ -16,7 +16,7 @@ What it checks (each failure names the file, the object and the check):
 - ports: the named container ports equal the code's defaults (cluster.port
   and management.port from docs/reference/configuration.md, the demo's from
   the contract below) and the TROUPE_*_PORT values, Service ports and
-  targetPorts, the seed nodes' port, the store URL;
+  targetPorts, the store URL;
 - probes: every httpGet path of a node is one the management router serves
   (the path literals of management/core/troupe/management/router.cpp);
   readiness is /ready and liveness /alive; the store's probe a store path;
@@ -26,15 +26,19 @@ What it checks (each failure names the file, the object and the check):
   name variables defined before them; POD_NAME and POD_NAMESPACE come from
   the downward API, and so does TROUPE_CLUSTER__APP_VERSION, from the pod
   template's troupe.io/app-version annotation, a valid app version (ADR
-  0009); TROUPE_CLUSTER__HOST and TROUPE_CLUSTER__SEED_NODES
-  are pod DNS names under the headless Service, the list comma-separated as
-  the config loader splits it; enableServiceLinks is off where TROUPE_*
-  variables are read (Kubernetes' service variables TROUPE_DEMO_STORE_*
-  would be unknown keys);
+  0009); TROUPE_CLUSTER__HOST is the pod's DNS name under the headless
+  Service; enableServiceLinks is off where TROUPE_* variables are read
+  (Kubernetes' service variables TROUPE_DEMO_STORE_* would be unknown keys);
+- the formation (issue 24): Cluster Bootstrap by kubernetes_api and no
+  static seed nodes; the pod label selector (equality requirements) selects
+  the node pods and no other workload's; the node has a container port
+  named as cluster.bootstrap.kubernetes_api.pod_port_name, the management
+  port; required_contact_point_nr is a majority of the replicas and at most
+  all of them;
 - what issue 9 asks: lease_majority, the kubernetes lease backend,
   singleton.use_lease and sharding.use_lease; a Role with get, create and
-  update (and nothing else) on coordination.k8s.io leases; no namespace in
-  any manifest;
+  update (and nothing else) on coordination.k8s.io leases, and list (and
+  nothing else) on pods of the core group; no namespace in any manifest;
 - terminationGracePeriodSeconds is at least the coordinated shutdown's
   longest (the sum of the coordinated_shutdown.<phase>.timeout defaults
   from the reference, or the manifest's TROUPE_* values) plus
@@ -69,6 +73,7 @@ CONTRACT_KEYS = {
 STORE_PORT = 7070
 STORE_PATHS = {"/ledger", "/summary"}  # GET /summary; the rest are POSTs
 LEASE_VERBS = {"get", "create", "update"}
+POD_VERBS = {"list"}  # the kubernetes_api discovery lists pods by label
 SECRET_NAME = "troupe-cluster"
 EXAMPLE_SECRET_FILE = "secret.example.yaml"
 
@@ -292,7 +297,7 @@ def check_names(m, root):
                  "(clusterIP: None): the pods would get no DNS names")
         if spec.get("publishNotReadyAddresses") is not True:
             fail("headless-service", where(*svc[0]),
-                 "publishNotReadyAddresses is not true: the seeds' names would "
+                 "publishNotReadyAddresses is not true: the members' names would "
                  "not resolve before the pods are ready, which needs a cluster")
     for rel, d in m.of_kind("PodDisruptionBudget"):
         sel = d["spec"].get("selector", {}).get("matchLabels", {})
@@ -323,20 +328,23 @@ def check_rbac(m, root):
     for sa in users:
         if sa not in bound:
             fail("rbac", f"ServiceAccount/{sa}", "is bound to no Role")
-    granted = set()
-    for rel, d in roles:
-        for rule in d.get("rules", []):
-            if "coordination.k8s.io" in rule.get("apiGroups", []) and \
-                    "leases" in rule.get("resources", []):
-                granted |= set(rule.get("verbs", []))
-                extra = set(rule.get("verbs", [])) - LEASE_VERBS
-                if extra:
-                    fail("rbac", where(rel, d),
-                         f"grants {sorted(extra)} on leases; the backend uses "
-                         f"only {sorted(LEASE_VERBS)}")
-    if not LEASE_VERBS <= granted:
-        fail("rbac", "Role", f"leases need {sorted(LEASE_VERBS)} in "
-             f"coordination.k8s.io, granted {sorted(granted)}")
+    for group, resource, verbs, user in (
+            ("coordination.k8s.io", "leases", LEASE_VERBS, "the lease backend"),
+            ("", "pods", POD_VERBS, "the kubernetes_api bootstrap discovery")):
+        granted = set()
+        for rel, d in roles:
+            for rule in d.get("rules", []):
+                if group in rule.get("apiGroups", []) and \
+                        resource in rule.get("resources", []):
+                    granted |= set(rule.get("verbs", []))
+                    extra = set(rule.get("verbs", [])) - verbs
+                    if extra:
+                        fail("rbac", where(rel, d),
+                             f"grants {sorted(extra)} on {resource}; {user} "
+                             f"uses only {sorted(verbs)}")
+        if not verbs <= granted:
+            fail("rbac", "Role", f"{resource} need {sorted(verbs)} in API "
+                 f"group {group!r} ({user}), granted {sorted(granted)}")
 
 
 def check_secrets(m, root):
@@ -550,24 +558,7 @@ def check_node_env(rel, d, m, ports):
     if host != f"$(POD_NAME){suffix}":
         fail("env", w, f"TROUPE_CLUSTER__HOST is {host!r}, not the pod's name "
              f"under the headless Service: $(POD_NAME){suffix}")
-    seeds = (env.get("TROUPE_CLUSTER__SEED_NODES") or {}).get("value", "")
-    # As the config loader splits a string_list from the environment: on
-    # commas, items trimmed, no brackets or quotes.
-    items = [s.strip() for s in str(seeds).split(",")]
-    if not seeds or any(not s or s[0] in "[\"'" for s in items):
-        fail("env", w, f"TROUPE_CLUSTER__SEED_NODES {seeds!r} is not a "
-             "comma-separated list of host:port")
-    for s in items:
-        mm = re.fullmatch(re.escape(sts) + r"-(\d+)" + re.escape(suffix) +
-                          r":(\d+)", s)
-        if not mm:
-            fail("env", w, f"seed node {s!r} is not <pod>{suffix}:<port>")
-        if int(mm.group(1)) >= d["spec"]["replicas"]:
-            fail("env", w, f"seed node {s} is beyond the {d['spec']['replicas']}"
-                 " replicas")
-        if int(mm.group(2)) != ports["cluster"]:
-            fail("ports", w, f"seed node {s} has not the cluster port "
-                 f"{ports['cluster']}")
+    check_bootstrap(w, d, m, env, ports)
     want = {
         "TROUPE_LEASE__BACKEND": "kubernetes",
         "TROUPE_DOWNING__ACTIVE_STRATEGY": "lease_majority",
@@ -592,6 +583,58 @@ def check_node_env(rel, d, m, ports):
     if int(mm.group(2)) not in svc_ports:
         fail("ports", w, f"TROUPE_DEMO__STORE_URL's port {mm.group(2)} is not "
              f"a port of Service {mm.group(1)} ({svc_ports})")
+
+
+BOOTSTRAP = "TROUPE_CLUSTER__BOOTSTRAP__"
+
+
+def parse_equality_selector(text):
+    """{key: value} of a selector of equality requirements (a=b,c==d), or
+    None when it has another form."""
+    out = {}
+    for part in str(text).split(","):
+        mm = re.fullmatch(r"\s*([A-Za-z0-9./_-]+)\s*==?\s*([A-Za-z0-9._-]*)\s*",
+                          part)
+        if not mm:
+            return None
+        out[mm.group(1)] = mm.group(2)
+    return out
+
+
+def check_bootstrap(w, d, m, env, ports):
+    """Issue 24: the cluster forms by kubernetes_api bootstrap."""
+    def value(name, default=None):
+        e = env.get(BOOTSTRAP + name)
+        return str(e.get("value")) if e and "value" in e else default
+    if "TROUPE_CLUSTER__SEED_NODES" in env:
+        fail("bootstrap", w, "TROUPE_CLUSTER__SEED_NODES is set: no static "
+             "seed nodes, the cluster forms by Cluster Bootstrap")
+    if value("DISCOVERY_METHOD") != "kubernetes_api":
+        fail("bootstrap", w, f"{BOOTSTRAP}DISCOVERY_METHOD is "
+             f"{value('DISCOVERY_METHOD')!r}, must be kubernetes_api")
+    text = value("KUBERNETES_API__POD_LABEL_SELECTOR", "app=troupe")
+    sel = parse_equality_selector(text)
+    if not sel:
+        fail("bootstrap", w, f"pod label selector {text!r} is not a list of "
+             "equality requirements (a=b,c=d)")
+    for rel, other in m.workloads():
+        selected = all(pod_labels(other).get(k) == v for k, v in sel.items())
+        if selected != (other is d):
+            fail("bootstrap", w, f"pod label selector {text!r} "
+                 f"{'selects' if selected else 'does not select'} the pods "
+                 f"of {where(rel, other).strip()}")
+    port_name = value("KUBERNETES_API__POD_PORT_NAME", "management")
+    own = ports_of(containers(d)[0])
+    if own.get(port_name) != ports["management"]:
+        fail("bootstrap", w, f"no container port named {port_name!r} with "
+             f"the management port {ports['management']} (the contact "
+             f"points' port)")
+    nr = value("REQUIRED_CONTACT_POINT_NR")
+    replicas = d["spec"]["replicas"]
+    if nr is None or not nr.isdigit() or not replicas // 2 < int(nr) <= replicas:
+        fail("bootstrap", w, f"{BOOTSTRAP}REQUIRED_CONTACT_POINT_NR is "
+             f"{nr!r}: it must be a majority of the {replicas} replicas and "
+             f"at most all of them (Akka: the initial replica count)")
 
 
 def pod_env(d):
@@ -686,8 +729,8 @@ MUTATIONS = [
          {"app.kubernetes.io/component": "nodes"})),
     ("serviceAccountName troupe-sa", "service-account",
      lambda f: pod_spec(node(f)).update(serviceAccountName="troupe-sa")),
-    ("RoleBinding's roleRef names troupe-lease", "rbac",
-     lambda f: first(f, "RoleBinding")["roleRef"].update(name="troupe-lease")),
+    ("RoleBinding's roleRef names troupe-leases", "rbac",
+     lambda f: first(f, "RoleBinding")["roleRef"].update(name="troupe-leases")),
     ("Role without update", "rbac",
      lambda f: first(f, "Role")["rules"][0].update(verbs=["get", "create"])),
     ("Role with list and watch", "rbac",
@@ -695,12 +738,38 @@ MUTATIONS = [
     ("secretKeyRef key cluster-secret", "secrets",
      lambda f: node_env(f, "TROUPE_CLUSTER__SECRET")["valueFrom"]
      ["secretKeyRef"].update(key="cluster-secret")),
-    ("env TROUPE_CLUSTER__SEEDS (no such key)", "env",
-     lambda f: node_env(f, "TROUPE_CLUSTER__SEED_NODES").update(
-         name="TROUPE_CLUSTER__SEEDS")),
-    ("seed nodes as a TOML array", "env",
-     lambda f: node_env(f, "TROUPE_CLUSTER__SEED_NODES").update(
-         value='["troupe-0.troupe.$(POD_NAMESPACE).svc.cluster.local:2552"]')),
+    ("env TROUPE_CLUSTER__BOOTSTRAP__METHOD (no such key)", "env",
+     lambda f: node_env(f, "TROUPE_CLUSTER__BOOTSTRAP__DISCOVERY_METHOD")
+     .update(name="TROUPE_CLUSTER__BOOTSTRAP__METHOD")),
+    ("static seed nodes back", "bootstrap",
+     lambda f: containers(node(f))[0]["env"].append(
+         {"name": "TROUPE_CLUSTER__SEED_NODES",
+          "value": "troupe-0.troupe.$(POD_NAMESPACE).svc.cluster.local:2552"})),
+    ("discovery method dns", "bootstrap",
+     lambda f: node_env(f, "TROUPE_CLUSTER__BOOTSTRAP__DISCOVERY_METHOD")
+     .update(value="dns")),
+    ("pod label selector that also selects the store", "bootstrap",
+     lambda f: node_env(
+         f, "TROUPE_CLUSTER__BOOTSTRAP__KUBERNETES_API__POD_LABEL_SELECTOR")
+     .update(value="app.kubernetes.io/name=troupe")),
+    ("pod label selector that selects no pod", "bootstrap",
+     lambda f: node_env(
+         f, "TROUPE_CLUSTER__BOOTSTRAP__KUBERNETES_API__POD_LABEL_SELECTOR")
+     .update(value="app=troupe")),
+    ("pod port name mgmt", "bootstrap",
+     lambda f: containers(node(f))[0]["env"].append(
+         {"name": "TROUPE_CLUSTER__BOOTSTRAP__KUBERNETES_API__POD_PORT_NAME",
+          "value": "mgmt"})),
+    ("required_contact_point_nr 1 of 3", "bootstrap",
+     lambda f: node_env(f, "TROUPE_CLUSTER__BOOTSTRAP__REQUIRED_CONTACT_POINT_NR")
+     .update(value="1")),
+    ("required_contact_point_nr 4 of 3", "bootstrap",
+     lambda f: node_env(f, "TROUPE_CLUSTER__BOOTSTRAP__REQUIRED_CONTACT_POINT_NR")
+     .update(value="4")),
+    ("Role without list on pods", "rbac",
+     lambda f: first(f, "Role")["rules"].pop(1)),
+    ("Role with watch on pods", "rbac",
+     lambda f: first(f, "Role")["rules"][1]["verbs"].append("watch")),
     ("enableServiceLinks dropped", "env",
      lambda f: pod_spec(node(f)).pop("enableServiceLinks")),
     ("downing keep_majority", "env",
@@ -766,7 +835,7 @@ def main(argv):
             total = sum(t for _, t in grace_terms(root, keys)) + EXIT_MARGIN_S
             n = sum(len(docs) for _, docs in files)
             print(f"check_manifests: {len(files)} files, {n} documents: names, "
-                  f"ports, probes, env keys, RBAC and the grace period "
+                  f"ports, probes, env keys, bootstrap, RBAC and the grace period "
                   f"(>= {total}s) match the code")
     except Failure as e:
         print(f"check_manifests: FAIL {e}")

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "troupe/runtime/clock.hpp"
+#include "troupe/runtime/text_escape.hpp"
 
 /// @file
 /// What the lease actor asks a backend and what a backend answers. Raw
@@ -63,16 +64,10 @@ enum class backend_status : uint8_t {
 /// "ok", "held", ...
 std::string_view to_string(backend_status x) noexcept;
 
-/// `text` with `"`, `\` and bytes outside printable ASCII escaped (`\xNN`),
-/// cut to at most `max_bytes` input bytes (`...` appended when cut): for
-/// quoting what a store or server wrote (a holder name, a body) in a
-/// `detail` or a log line, so that it cannot forge lines or escape codes.
-std::string escape_for_message(std::string_view text, size_t max_bytes = 80);
-
-/// `text` with control bytes (below 0x20, and 0x7f) escaped (`\xNN`), cut
-/// to at most `max_bytes` input bytes (`...` appended when cut); quotes and
-/// UTF-8 stay readable: for a server's prose message in a `detail`.
-std::string escape_controls(std::string_view text, size_t max_bytes = 300);
+/// The quoting helpers of runtime/text_escape.hpp, used for what a store or
+/// server wrote (a holder name, a body) in a `detail` or a log line.
+using runtime::escape_controls;
+using runtime::escape_for_message;
 
 /// A backend's answer.
 ///

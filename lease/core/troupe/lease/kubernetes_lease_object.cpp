@@ -264,30 +264,6 @@ parse_kubernetes_lease(std::string_view json) {
   return x;
 }
 
-runtime::expected<kubernetes_status>
-parse_kubernetes_status(std::string_view json) {
-  rapidjson::Document doc;
-  if (auto err = parse_document(doc, json, "Status"))
-    return err;
-  auto kind = member(doc, "kind");
-  if (kind == nullptr || !kind->IsString()
-      || kind->GetString() != std::string_view{"Status"})
-    return bad("Status", "kind is not \"Status\"");
-  kubernetes_status st;
-  if (auto code = member(doc, "code"); code != nullptr && code->IsInt64())
-    st.code = code->GetInt64();
-  if (auto r = member(doc, "reason"); r != nullptr && r->IsString())
-    st.reason.assign(r->GetString(), r->GetStringLength());
-  if (auto m = member(doc, "message"); m != nullptr && m->IsString())
-    st.message.assign(m->GetString(), m->GetStringLength());
-  if (auto d = member(doc, "details"); d != nullptr && d->IsObject())
-    if (auto ra = member(*d, "retryAfterSeconds");
-        ra != nullptr && ra->IsInt64() && ra->GetInt64() > 0)
-      st.retry_after
-        = std::chrono::seconds{std::min<int64_t>(ra->GetInt64(), 3600)};
-  return st;
-}
-
 runtime::expected<std::string>
 render_kubernetes_lease(std::string_view base,
                         const kubernetes_lease_write& w) {

@@ -8,11 +8,12 @@
 
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/error.hpp"
+#include "troupe/runtime/kubernetes_status.hpp"
 
 /// @file
 /// The pure part of the Kubernetes lease backend: the `coordination.k8s.io/v1`
-/// Lease object and the API server's `Status` body as values, their parsers
-/// and writers, MicroTime, DNS-1123 names, and the client-go expiry rule.
+/// Lease object as a value, its parser and writer, MicroTime, DNS-1123
+/// names, and the client-go expiry rule.
 ///
 /// Semantics follow the real API server and client-go (backends-notes.md §2):
 /// - `resourceVersion` is an opaque string, compared for equality only.
@@ -73,19 +74,11 @@ struct kubernetes_lease_object {
 runtime::expected<kubernetes_lease_object>
 parse_kubernetes_lease(std::string_view json);
 
-/// The API server's `Status` body (kind Status): `code`, `reason` (e.g.
-/// Conflict, AlreadyExists, NotFound, Invalid, Forbidden, Unauthorized,
-/// TooManyRequests), `message`, `details.retryAfterSeconds`.
-struct kubernetes_status {
-  int64_t code = 0;
-  std::string reason;
-  std::string message;
-  std::chrono::seconds retry_after{0};
-};
-
-/// Parses a `Status` body; an error when the body is not one.
-runtime::expected<kubernetes_status>
-parse_kubernetes_status(std::string_view json);
+/// The API server's `Status` body and its parser
+/// (runtime/kubernetes_status.hpp, shared with the other Kubernetes API
+/// clients).
+using runtime::kubernetes_status;
+using runtime::parse_kubernetes_status;
 
 /// What troupe writes into a Lease.
 struct kubernetes_lease_write {

@@ -1,22 +1,16 @@
 #include "troupe/lease/kubernetes_lease_backend.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "troupe/lease/errc.hpp"
 #include "troupe/lease/kubernetes_lease_object.hpp"
-#include "troupe/runtime/http_engine.hpp"
+#include "troupe/runtime/kubernetes_api.hpp"
 #include "troupe/runtime/log.hpp"
-#include "troupe/runtime/monotonic_clock.hpp"
 
 namespace troupe::lease {
 
@@ -40,15 +34,6 @@ backend_reply reply_of(backend_status status, std::string detail) {
   return r;
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
-    ++i;
-  return s.substr(i);
-}
-
 // The longer of the Retry-After header and the Status body's
 // `details.retryAfterSeconds`.
 timespan retry_after_of(const http_response& resp,
@@ -59,19 +44,6 @@ timespan retry_after_of(const http_response& resp,
   return result;
 }
 
-// The lowercase media type of a Content-Type header ("" when absent).
-std::string media_type(const http_response& resp) {
-  auto h = resp.header("Content-Type");
-  if (h == nullptr)
-    return {};
-  auto s = h->substr(0, h->find(';'));
-  s = trim(std::move(s));
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
-    return static_cast<char>(std::tolower(c));
-  });
-  return s;
-}
-
 } // namespace
 
 // -- impl ---------------------------------------------------------------------
@@ -79,21 +51,16 @@ std::string media_type(const http_response& resp) {
 class kubernetes_lease_backend::impl
   : public std::enable_shared_from_this<kubernetes_lease_backend::impl> {
 public:
-  explicit impl(kubernetes_lease_backend_options opts)
-    : opts_(std::move(opts)),
-      engine_(std::make_shared<runtime::http_engine>(
-        runtime::http_tls_settings{opts_.ca_file, {}, {}})) {}
+  impl(kubernetes_lease_backend_options opts,
+       std::shared_ptr<runtime::kubernetes_api_client> client)
+    : opts_(std::move(opts)), client_(std::move(client)) {}
 
   ~impl() {
-    engine_->shutdown();
+    client_->shutdown();
   }
 
   void shutdown() {
-    engine_->shutdown();
-  }
-
-  const runtime::error& tls_setup_error() const {
-    return engine_->tls_setup_error();
+    client_->shutdown();
   }
 
   const kubernetes_lease_backend_options& opts() const {
@@ -157,81 +124,15 @@ private:
     return format_micro_time(opts_.wall_clock());
   }
 
-  // -- token ------------------------------------------------------------------
-
-  // The bearer token, re-read when older than token_refresh_interval or
-  // when `force` (after a 401). Empty when no token file is configured.
-  runtime::expected<std::string> token(bool force) {
-    if (opts_.token_file.empty())
-      return std::string{};
-    std::lock_guard guard{mtx_};
-    auto t = now();
-    if (!force && token_read_at_
-        && t - *token_read_at_ < opts_.token_refresh_interval
-        && !token_.empty())
-      return token_;
-    std::ifstream in{opts_.token_file, std::ios::binary};
-    std::stringstream buf;
-    if (in)
-      buf << in.rdbuf();
-    if (!in || in.bad())
-      return make_error(errc::backend_unavailable,
-                        fmt::format("cannot read the Kubernetes token file {}",
-                                    opts_.token_file));
-    auto text = trim(buf.str());
-    if (text.empty())
-      return make_error(
-        errc::backend_unavailable,
-        fmt::format("the Kubernetes token file {} is empty", opts_.token_file));
-    if (text.find_first_of("\r\n") != std::string::npos || text.size() > 16384)
-      return make_error(errc::backend_rejected,
-                        fmt::format("the Kubernetes token file {} does not "
-                                    "hold one token",
-                                    opts_.token_file));
-    token_ = std::move(text);
-    token_read_at_ = t;
-    return token_;
-  }
-
   // -- HTTP -------------------------------------------------------------------
 
   using http_done = std::function<void(runtime::expected<http_response>)>;
 
-  // One exchange; a 401 re-reads the token and retries once.
+  // One exchange; a 401 re-reads the token and retries once (the client).
   void http(std::string method, std::string path, std::string body,
-            http_done done, bool after_401 = false) {
-    auto tok = token(after_401);
-    if (!tok) {
-      done(tok.error());
-      return;
-    }
-    http_request req;
-    req.method = method;
-    req.url = opts_.api_server + path;
-    req.timeout = opts_.request_timeout;
-    req.max_response_bytes = max_response_bytes;
-    req.headers.push_back({"Accept", "application/json"});
-    if (!tok->empty())
-      req.headers.push_back({"Authorization", "Bearer " + *tok});
-    if (!body.empty())
-      req.headers.push_back({"Content-Type", "application/json"});
-    req.body = body;
-    auto self = shared_from_this();
-    engine_->start(
-      std::move(req), [self, method = std::move(method), path = std::move(path),
-                       body = std::move(body), done = std::move(done),
-                       after_401](auto res) mutable {
-        if (res && res->status == 401 && !after_401
-            && !self->opts_.token_file.empty()) {
-          log.info("Kubernetes API answered 401 to {} {}: re-reading the token "
-                   "file {} and retrying once",
-                   method, path, self->opts_.token_file);
-          self->http(std::move(method), std::move(path), std::move(body),
-                     std::move(done), true);
-          return;
-        }
-        done(std::move(res));
-      });
+            http_done done) {
+    client_->request(std::move(method), std::move(path), std::move(body),
+                     max_response_bytes, std::move(done));
   }
 
   // A reply for an exchange that failed or answered a status the caller
@@ -257,11 +158,7 @@ private:
       return reply_of(backend_status::rejected,
                       fmt::format("{}: HTTP 401 Unauthorized even after "
                                   "re-reading the token{}: {}",
-                                  where,
-                                  opts_.token_file.empty()
-                                    ? " (no token file is configured)"
-                                    : fmt::format(" file {}", opts_.token_file),
-                                  message));
+                                  where, client_->token_source(), message));
     if (code == 403)
       return reply_of(backend_status::rejected,
                       fmt::format("{}: HTTP 403 Forbidden: RBAC denies this "
@@ -281,7 +178,7 @@ private:
   // Parses a 2xx answer that must carry a Lease.
   runtime::expected<kubernetes_lease_object>
   lease_of(std::string_view what, const http_response& resp) const {
-    auto type = media_type(resp);
+    auto type = runtime::media_type_of(resp);
     if (!type.empty() && type != "application/json")
       return make_error(errc::backend_protocol_violation,
                         fmt::format("Kubernetes API {}: {}: HTTP {} with "
@@ -576,11 +473,9 @@ private:
   }
 
   kubernetes_lease_backend_options opts_;
-  std::shared_ptr<runtime::http_engine> engine_;
+  std::shared_ptr<runtime::kubernetes_api_client> client_;
   std::mutex mtx_;
   std::map<session_key, session> sessions_;
-  std::string token_;
-  std::optional<timestamp> token_read_at_;
 };
 
 // -- kubernetes_lease_backend -------------------------------------------------
@@ -590,52 +485,16 @@ kubernetes_lease_backend::make(kubernetes_lease_backend_options opts) {
   auto invalid = [](std::string msg) {
     return make_error(errc::invalid_settings, std::move(msg));
   };
-  auto url = runtime::parse_url(opts.api_server);
-  if (!url)
-    return invalid(
-      fmt::format("Kubernetes API server: {}", url.error().message));
-  if (url->target != "/")
-    return invalid(fmt::format("Kubernetes API server {} must not have a "
-                               "path",
-                               url->to_string()));
-  if (!url->is_tls() && !opts.allow_insecure_http)
-    return invalid(fmt::format(
-      "Kubernetes API server {} uses http://: the token would travel "
-      "unencrypted; use https:// or set allow_insecure_http (for kubectl "
-      "proxy on loopback only)",
-      url->to_string()));
-  if (!url->is_tls())
-    log.warning("INSECURE: talking to the Kubernetes API at {} over plain "
-                "HTTP; only acceptable for kubectl proxy on loopback",
-                url->to_string());
-  opts.api_server = fmt::format("{}://{}", url->scheme, url->authority());
-  if (!url->is_tls())
-    opts.ca_file.clear(); // no TLS: the CA file is not read (nor missed)
-  if (auto err = validate_dns1123_subdomain(opts.namespace_name, "namespace"))
-    return err;
-  if (opts.namespace_name.size() > 63
-      || opts.namespace_name.find('.') != std::string::npos)
-    return invalid(fmt::format("namespace \"{}\" is not a DNS-1123 label "
-                               "(at most 63 characters, no dots)",
-                               opts.namespace_name));
-  if (opts.request_timeout <= timespan{0})
-    return invalid("Kubernetes request_timeout must be positive");
-  if (opts.token_refresh_interval <= timespan{0})
-    return invalid("Kubernetes token_refresh_interval must be positive");
-  if (!opts.token_file.empty() && !std::ifstream{opts.token_file})
-    return invalid(fmt::format("Kubernetes token_file {}: cannot read: {}",
-                               opts.token_file, std::strerror(errno)));
-  if (!opts.clock)
-    opts.clock = std::make_shared<runtime::precise_monotonic_clock>();
+  if (auto err = runtime::validate_kubernetes_namespace(opts.namespace_name))
+    return invalid(std::move(err.message));
+  auto client = runtime::kubernetes_api_client::make(opts);
+  if (!client)
+    return invalid(std::move(client.error().message));
+  // The client completed the options (canonical URL, the clock).
+  static_cast<runtime::kubernetes_api_options&>(opts) = (*client)->options();
   if (!opts.wall_clock)
     opts.wall_clock = [] { return std::chrono::system_clock::now(); };
-  bool tls = url->is_tls();
-  auto ca_file = opts.ca_file;
-  auto ptr = std::make_shared<impl>(std::move(opts));
-  if (tls && ptr->tls_setup_error())
-    return invalid(fmt::format("Kubernetes ca_file {}: {}",
-                               ca_file.empty() ? "(system store)" : ca_file,
-                               ptr->tls_setup_error().message));
+  auto ptr = std::make_shared<impl>(std::move(opts), std::move(*client));
   return std::shared_ptr<kubernetes_lease_backend>{
     new kubernetes_lease_backend(std::move(ptr))};
 }

@@ -8,6 +8,7 @@
 #include "troupe/lease/lease_backend.hpp"
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/error.hpp"
+#include "troupe/runtime/kubernetes_api.hpp"
 
 /// @file
 /// The Kubernetes lease backend: native `coordination.k8s.io/v1` Lease
@@ -17,32 +18,19 @@
 
 namespace troupe::lease {
 
-/// Where and how to reach the API server.
-struct kubernetes_lease_backend_options {
-  /// Base URL of the API server, e.g. `https://10.96.0.1:443` (in-cluster)
-  /// or `http://127.0.0.1:8001` (`kubectl proxy`). No path, no user info.
-  std::string api_server;
+/// Where and how to reach the API server (the shared client's options,
+/// runtime/kubernetes_api.hpp: URL, token file, CA file, insecure http,
+/// request timeout, token refresh, monotonic clock) and which namespace holds
+/// the Lease objects. `validate` requires `request_timeout` to be shorter
+/// than the renewal interval and at most the operation timeout. `clock` also
+/// times the observations (client-go's observedTime).
+struct kubernetes_lease_backend_options : runtime::kubernetes_api_options {
+  kubernetes_lease_backend_options() {
+    log_component = "lease.kubernetes";
+  }
+
   /// Namespace of the Lease objects.
   std::string namespace_name = "default";
-  /// Bearer token file (the service-account token); empty sends no
-  /// Authorization header (e.g. behind `kubectl proxy`). Re-read every
-  /// `token_refresh_interval` and after every 401 (projected tokens rotate;
-  /// scenario L1).
-  std::string token_file;
-  /// PEM CA bundle that verifies the API server (in-cluster: the
-  /// service-account `ca.crt`); empty means the system's store.
-  std::string ca_file;
-  /// Permit an `http://` api_server. Off by default: the token would travel
-  /// in clear text. Only for `kubectl proxy` on loopback and tests.
-  bool allow_insecure_http = false;
-  /// Deadline of one HTTP exchange. `validate` requires it to be shorter
-  /// than the renewal interval and at most the operation timeout.
-  runtime::timespan request_timeout = std::chrono::seconds{2};
-  /// Longest time a token read from `token_file` is used.
-  runtime::timespan token_refresh_interval = std::chrono::minutes{1};
-  /// Monotonic clock for observations (client-go's observedTime) and the
-  /// token's age. nullptr means the host's CLOCK_MONOTONIC.
-  std::shared_ptr<const runtime::clock_source> clock;
   /// Wall clock for the MicroTime fields written (acquireTime, renewTime),
   /// which are informational only. Empty means system_clock::now. Tests
   /// skew it (scenario L8).

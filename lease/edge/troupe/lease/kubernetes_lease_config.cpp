@@ -1,7 +1,6 @@
 #include "troupe/lease/kubernetes_lease_config.hpp"
 
 #include <cstdlib>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -12,8 +11,7 @@ namespace troupe::lease {
 
 namespace {
 
-constexpr std::string_view sa_dir
-  = "/var/run/secrets/kubernetes.io/serviceaccount";
+constexpr std::string_view sa_dir = runtime::kubernetes_service_account_dir;
 
 } // namespace
 
@@ -66,32 +64,17 @@ kubernetes_options_from_config(const runtime::config& cfg,
   kubernetes_lease_backend_options opts;
   opts.api_server = cfg.get<std::string>("lease.kubernetes.api_server");
   if (opts.api_server.empty()) {
-    auto host = getenv("KUBERNETES_SERVICE_HOST");
-    auto port = getenv("KUBERNETES_SERVICE_PORT");
-    if (host == nullptr || port == nullptr || *host == '\0' || *port == '\0')
-      return runtime::make_error(
-        errc::invalid_settings,
-        "lease.kubernetes.api_server is empty and KUBERNETES_SERVICE_HOST / "
-        "KUBERNETES_SERVICE_PORT are not set (not running in a pod?): set "
-        "lease.kubernetes.api_server");
-    std::string_view h{host};
-    opts.api_server = h.find(':') != std::string_view::npos
-                        ? fmt::format("https://[{}]:{}", h, port)
-                        : fmt::format("https://{}:{}", h, port);
+    auto url
+      = runtime::in_cluster_api_server(getenv, "lease.kubernetes.api_server");
+    if (!url)
+      return runtime::make_error(errc::invalid_settings,
+                                 std::move(url.error().message));
+    opts.api_server = std::move(*url);
   }
   opts.namespace_name = cfg.get<std::string>("lease.kubernetes.namespace");
-  if (opts.namespace_name.empty()) {
-    auto& file = cfg.get<std::string>("lease.kubernetes.namespace_file");
-    std::ifstream in{file};
-    std::string line;
-    if (in && std::getline(in, line) && !line.empty()) {
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
-        line.pop_back();
-      opts.namespace_name = line;
-    } else {
-      opts.namespace_name = "default";
-    }
-  }
+  if (opts.namespace_name.empty())
+    opts.namespace_name = runtime::namespace_from_file(
+      cfg.get<std::string>("lease.kubernetes.namespace_file"));
   opts.token_file = cfg.get<std::string>("lease.kubernetes.token_file");
   opts.ca_file = cfg.get<std::string>("lease.kubernetes.ca_file");
   opts.allow_insecure_http

@@ -18,7 +18,7 @@ namespace troupe::lease {
 void declare_kubernetes_lease_config(runtime::config_schema& schema);
 
 /// Reads an environment variable; nullptr when unset. Tests inject one.
-using env_reader = std::function<const char*(const char*)>;
+using runtime::env_reader;
 
 /// The backend options from `cfg`, completed in-cluster style:
 /// - `lease.kubernetes.api_server` empty: `https://` +

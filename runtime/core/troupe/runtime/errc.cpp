@@ -32,6 +32,8 @@ const char* to_string(errc x) noexcept {
       return "http_shutdown";
     case errc::shutdown_phase_passed:
       return "shutdown_phase_passed";
+    case errc::credentials_unreadable:
+      return "credentials_unreadable";
   }
   return "unknown";
 }

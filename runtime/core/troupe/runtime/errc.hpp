@@ -39,6 +39,9 @@ enum class errc : uint8_t {
   /// Coordinated shutdown: a task was added for a phase that already
   /// started (it would never run).
   shutdown_phase_passed,
+  /// A credential file (the Kubernetes service-account token) cannot be
+  /// read, is empty or does not hold one credential.
+  credentials_unreadable,
 };
 
 /// The enumerator's name, e.g. "http_timeout".

@@ -48,16 +48,40 @@ std::string media_type(const std::string* value) {
 
 // A request path split as the apiserver's RequestInfo would see it.
 struct route {
-  enum class kind { unknown, health, collection, cluster_collection, item };
+  enum class kind {
+    unknown,
+    health,
+    collection,
+    cluster_collection,
+    item,
+    pods,
+  };
   kind what = kind::unknown;
   std::string ns;
   std::string name;
 };
 
+// `/api/v1/namespaces/{ns}/pods` (the core group's pod collection).
+route parse_pods_route(std::string_view path) {
+  constexpr std::string_view prefix = "/api/v1/namespaces/";
+  constexpr std::string_view suffix = "/pods";
+  if (path.size() <= prefix.size() + suffix.size()
+      || path.substr(0, prefix.size()) != prefix
+      || path.substr(path.size() - suffix.size()) != suffix)
+    return {};
+  auto ns
+    = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  if (ns.find('/') != std::string_view::npos)
+    return {};
+  return {route::kind::pods, std::string{ns}, {}};
+}
+
 route parse_route(std::string_view target) {
   auto path = target.substr(0, target.find('?'));
   if (path == "/healthz" || path == "/livez" || path == "/readyz")
     return {route::kind::health, {}, {}};
+  if (auto pods = parse_pods_route(path); pods.what != route::kind::unknown)
+    return pods;
   constexpr std::string_view prefix = "/apis/coordination.k8s.io/v1/";
   if (path.substr(0, prefix.size()) != prefix)
     return {};
@@ -82,6 +106,8 @@ route parse_route(std::string_view target) {
 
 std::optional<k8s_verb> verb_for(std::string_view method, route::kind what) {
   using k = route::kind;
+  if (what == k::pods)
+    return method == "GET" ? std::optional{k8s_verb::list} : std::nullopt;
   if (what == k::item) {
     if (method == "GET")
       return k8s_verb::get;
@@ -298,9 +324,29 @@ k8s_reply k8s_api_emulator::impl::serve_locked(const incoming& req) {
   auto verb = verb_for(req.method, r.what);
   if (!verb)
     return to_reply(k8s_method_not_allowed());
-  if (anonymous || denied.count(*verb) > 0)
-    return to_reply(k8s_forbidden(anonymous ? "system:anonymous" : user(),
-                                  to_string(*verb), r.ns, r.name));
+  auto resource
+    = r.what == route::kind::pods ? k8s_resource::pods : k8s_resource::leases;
+  if (anonymous || denied.count({resource, *verb}) > 0) {
+    auto who = anonymous ? std::string{"system:anonymous"} : user();
+    if (resource == k8s_resource::pods)
+      return to_reply(
+        k8s_forbidden_resource(who, to_string(*verb), "pods", "", r.ns, {}));
+    return to_reply(k8s_forbidden(who, to_string(*verb), r.ns, r.name));
+  }
+  if (resource == k8s_resource::pods) {
+    auto q = req.target.find('?');
+    auto query = q == std::string::npos
+                   ? std::string_view{}
+                   : std::string_view{req.target}.substr(q + 1);
+    return pods.list(r.ns, query, store.resource_version());
+  }
+  return serve_leases(req, *verb, r.ns, r.name);
+}
+
+k8s_reply k8s_api_emulator::impl::serve_leases(const incoming& req,
+                                               k8s_verb verb,
+                                               std::string_view ns,
+                                               std::string_view name) {
   if (req.truncated || req.body.size() > opts.max_body_bytes)
     return to_reply(k8s_entity_too_large(opts.max_body_bytes));
   auto type = media_type(find_header(req.headers, "content-type"));
@@ -319,21 +365,21 @@ k8s_reply k8s_api_emulator::impl::serve_locked(const incoming& req) {
   k8s_write_context ctx;
   ctx.now = now_rfc3339();
   ctx.new_uid = new_uid();
-  if (denied.count(k8s_verb::create) > 0)
-    ctx.create_denied = k8s_forbidden_create_on_update(r.name);
-  switch (*verb) {
+  if (denied.count({k8s_resource::leases, k8s_verb::create}) > 0)
+    ctx.create_denied = k8s_forbidden_create_on_update(name);
+  switch (verb) {
     case k8s_verb::get:
-      return store.get(r.ns, r.name);
+      return store.get(ns, name);
     case k8s_verb::list:
-      return store.list(r.ns);
+      return store.list(ns);
     case k8s_verb::create:
-      return store.create(r.ns, req.body, ctx);
+      return store.create(ns, req.body, ctx);
     case k8s_verb::update:
-      return store.replace(r.ns, r.name, req.body, ctx);
+      return store.replace(ns, name, req.body, ctx);
     case k8s_verb::patch:
-      return store.merge_patch(r.ns, r.name, req.body, ctx);
+      return store.merge_patch(ns, name, req.body, ctx);
     case k8s_verb::delete_:
-      return store.remove(r.ns, r.name, req.body);
+      return store.remove(ns, name, req.body);
   }
   return to_reply(k8s_method_not_allowed());
 }
@@ -415,11 +461,15 @@ void k8s_api_emulator::set_token(std::string token,
 }
 
 void k8s_api_emulator::deny(k8s_verb verb, bool denied) {
+  deny(k8s_resource::leases, verb, denied);
+}
+
+void k8s_api_emulator::deny(k8s_resource resource, k8s_verb verb, bool denied) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   if (denied)
-    impl_->denied.insert(verb);
+    impl_->denied.insert({resource, verb});
   else
-    impl_->denied.erase(verb);
+    impl_->denied.erase({resource, verb});
 }
 
 void k8s_api_emulator::allow_all() {
@@ -499,6 +549,36 @@ bool k8s_api_emulator::delete_lease(std::string_view ns,
   auto erased = impl_->store.erase(ns, name);
   impl_->counters.writes = impl_->store.writes();
   return erased;
+}
+
+k8s_pod k8s_api_emulator::put_pod(k8s_pod pod) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto rv = impl_->store.next_revision();
+  auto out = impl_->pods.put(std::move(pod), std::move(rv), impl_->new_uid(),
+                             impl_->now_rfc3339());
+  impl_->counters.writes = impl_->store.writes();
+  return out;
+}
+
+bool k8s_api_emulator::delete_pod(std::string_view ns, std::string_view name) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  if (!impl_->pods.erase(ns, name))
+    return false;
+  impl_->store.next_revision();
+  impl_->counters.writes = impl_->store.writes();
+  return true;
+}
+
+std::optional<k8s_pod> k8s_api_emulator::pod(std::string_view ns,
+                                             std::string_view name) const {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  if (auto* found = impl_->pods.find(ns, name))
+    return *found;
+  return std::nullopt;
+}
+
+std::string k8s_api_emulator::pods_url(std::string_view ns) const {
+  return fmt::format("{}/api/v1/namespaces/{}/pods", base_url(), ns);
 }
 
 std::string k8s_api_emulator::resource_version() const {

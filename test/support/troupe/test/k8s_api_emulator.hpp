@@ -13,19 +13,23 @@
 #include "troupe/runtime/http_types.hpp"
 #include "troupe/test/k8s_lease_codec.hpp"
 #include "troupe/test/k8s_lease_store.hpp"
+#include "troupe/test/k8s_pod_store.hpp"
 
 /// @file
 /// An emulator of the Kubernetes API server's `coordination.k8s.io/v1`
-/// Lease API (HTTP/1.1 and HTTPS on loopback) with bearer-token
-/// authentication, an RBAC deny switch and fault injection, for testing
-/// troupe's Kubernetes lease backend without a cluster. Free of Catch2: a
+/// Lease API and of the core API's pod list (HTTP/1.1 and HTTPS on
+/// loopback) with bearer-token authentication, an RBAC deny switch and
+/// fault injection, for testing troupe's Kubernetes lease backend and the
+/// kubernetes_api contact-point discovery without a cluster. Free of Catch2: a
 /// standalone program can run it (the demo's Kubernetes mode).
 ///
 /// What it follows (see backends-notes.md §2; every text was read in the
 /// kubernetes/kubernetes source, not observed on a cluster):
 /// - Paths: `/apis/coordination.k8s.io/v1/namespaces/{ns}/leases` (GET
 ///   list, POST), `.../leases/{name}` (GET, PUT, PATCH, DELETE),
-///   `/apis/coordination.k8s.io/v1/leases` (GET list across namespaces).
+///   `/apis/coordination.k8s.io/v1/leases` (GET list across namespaces),
+///   `/api/v1/namespaces/{ns}/pods` (GET list with `labelSelector`; the
+///   pods are put there by the test: k8s_pod_store.hpp has the list rules).
 ///   Any other path is 404 `the server could not find the requested
 ///   resource`; another method on a known path is 405 MethodNotAllowed.
 ///   `/healthz`, `/livez`, `/readyz` answer 200 `ok` (text/plain) without
@@ -44,8 +48,11 @@
 ///   `system:anonymous`, whom RBAC denies everything: 403; without
 ///   `anonymous_auth` it is 401.
 /// - Authorization: the service account `system:serviceaccount:NS:SA` may
-///   do every verb except those denied with `deny`. A PUT that would create
-///   the object also needs `create` (handlers/update.go).
+///   do every verb on leases and pods except those denied with `deny`. A
+///   PUT that would create the object also needs `create`
+///   (handlers/update.go). A denied pod list is 403 `pods is forbidden: User
+///   "..." cannot list resource "pods" in API group "" in the namespace
+///   "NS"` (the core group is the empty string).
 /// - Body size: more than `max_body_bytes` is 413 RequestEntityTooLarge
 ///   (the apiserver's limit is 3 MiB).
 /// - Content-Type: POST/PUT/DELETE bodies must be `application/json`
@@ -57,6 +64,9 @@
 /// Where it deliberately differs from a real apiserver:
 /// - unknown `spec` fields are kept and returned (the apiserver drops them):
 ///   this models a newer server whose fields the client does not know;
+/// - pods can only be listed (any other method on the pod collection is
+///   405, a single pod's path is 404): tests write them with `put_pod`;
+///   the list ignores fieldSelector, limit and watch;
 /// - no managedFields, no watch, no deletecollection (405), no
 ///   `application/yaml` or protobuf bodies (415), no json-patch or apply
 ///   patches (415); labels and annotations are not validated;
@@ -81,6 +91,14 @@ enum class k8s_verb : uint8_t {
 
 /// The verb as RBAC names it: "get", ..., "delete".
 const char* to_string(k8s_verb v) noexcept;
+
+/// The resources the emulator serves.
+enum class k8s_resource : uint8_t {
+  /// `leases` in API group `coordination.k8s.io`.
+  leases,
+  /// `pods` in the core API group (`""`).
+  pods,
+};
 
 /// Configuration of a `k8s_api_emulator`.
 struct k8s_api_emulator_options {
@@ -249,8 +267,11 @@ public:
   /// `grace` (0: refused from now on, as after a revocation).
   void set_token(std::string token, std::chrono::milliseconds grace = {});
 
-  /// Denies (or allows again) `verb` to the service account: 403.
+  /// Denies (or allows again) `verb` on leases to the service account: 403.
   void deny(k8s_verb verb, bool denied = true);
+
+  /// Denies (or allows again) `verb` on `resource`: 403.
+  void deny(k8s_resource resource, k8s_verb verb, bool denied = true);
 
   /// Allows every verb again.
   void allow_all();
@@ -294,6 +315,22 @@ public:
 
   /// Deletes ns/name as `kubectl delete lease` would; false if missing.
   bool delete_lease(std::string_view ns, std::string_view name);
+
+  /// Creates or replaces the pod `pod.ns`/`pod.name` as the kubelet and
+  /// the scheduler would (phase, IP, deletionTimestamp included), without
+  /// authorization; bumps the resourceVersion. Returns the stored pod
+  /// (uid, resourceVersion, creationTimestamp set).
+  k8s_pod put_pod(k8s_pod pod);
+
+  /// Removes a pod (its deletion has finished); false if missing. Bumps the
+  /// resourceVersion.
+  bool delete_pod(std::string_view ns, std::string_view name);
+
+  /// The stored pod, or nullopt.
+  std::optional<k8s_pod> pod(std::string_view ns, std::string_view name) const;
+
+  /// `base_url()` + `/api/v1/namespaces/NS/pods`.
+  std::string pods_url(std::string_view ns) const;
 
   /// The current global resourceVersion (decimal string).
   std::string resource_version() const;

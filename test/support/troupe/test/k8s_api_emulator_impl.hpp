@@ -78,10 +78,11 @@ public:
   mutable std::mutex mtx;
   k8s_api_emulator_options opts;
   k8s_lease_store store;
+  k8s_pod_store pods;
   std::string token;
   std::string old_token;
   std::chrono::steady_clock::time_point old_token_until;
-  std::set<k8s_verb> denied;
+  std::set<std::pair<k8s_resource, k8s_verb>> denied;
   std::vector<std::pair<uint64_t, k8s_fault>> faults;
   uint64_t next_fault_id = 1;
   std::chrono::milliseconds clock_offset{0};
@@ -110,6 +111,8 @@ public:
 
 private:
   k8s_reply serve_locked(const incoming& req);
+  k8s_reply serve_leases(const incoming& req, k8s_verb verb,
+                         std::string_view ns, std::string_view name);
   void record_status(uint64_t seq, uint16_t status);
 };
 

@@ -127,6 +127,11 @@ public:
   /// before any write).
   std::string resource_version() const;
 
+  /// Raises the global counter for a write and returns its new value: the
+  /// etcd revision of the emulated server, which writes of every resource
+  /// raise (the pods' too).
+  std::string next_revision();
+
   /// Successful writes so far (creates, updates, deletes; no-op updates do
   /// not count).
   uint64_t writes() const noexcept {
@@ -142,8 +147,6 @@ private:
                       const k8s_write_context& ctx);
 
   bool namespace_exists(std::string_view ns) const;
-
-  std::string next_revision();
 
   k8s_lease_store_options opts_;
   std::set<std::string, std::less<>> namespaces_;

@@ -166,19 +166,32 @@ k8s_status k8s_unauthorized() {
   return failure(401, "Unauthorized", "Unauthorized");
 }
 
-k8s_status k8s_forbidden(std::string_view user, std::string_view verb,
-                         std::string_view ns, std::string_view name) {
+k8s_status k8s_forbidden_resource(std::string_view user, std::string_view verb,
+                                  std::string_view resource,
+                                  std::string_view group, std::string_view ns,
+                                  std::string_view name) {
   auto why = fmt::format("User \"{}\" cannot {} resource \"{}\" in API group "
                          "\"{}\"",
-                         user, verb, k8s_lease_resource, k8s_lease_group);
+                         user, verb, resource, group);
   why += ns.empty() ? std::string{" at the cluster scope"}
                     : fmt::format(" in the namespace \"{}\"", ns);
-  auto subject = name.empty()
-                   ? qualified_resource()
-                   : fmt::format("{} \"{}\"", qualified_resource(), name);
-  return about(403, "Forbidden",
-               fmt::format("{} is forbidden: {}", subject, why), name,
-               k8s_lease_resource);
+  auto qualified = group.empty() ? std::string{resource}
+                                 : fmt::format("{}.{}", resource, group);
+  auto subject
+    = name.empty() ? qualified : fmt::format("{} \"{}\"", qualified, name);
+  auto s = failure(403, "Forbidden",
+                   fmt::format("{} is forbidden: {}", subject, why));
+  s.has_details = true;
+  s.details_name = std::string{name};
+  s.details_group = std::string{group};
+  s.details_kind = std::string{resource};
+  return s;
+}
+
+k8s_status k8s_forbidden(std::string_view user, std::string_view verb,
+                         std::string_view ns, std::string_view name) {
+  return k8s_forbidden_resource(user, verb, k8s_lease_resource, k8s_lease_group,
+                                ns, name);
 }
 
 k8s_status k8s_forbidden_create_on_update(std::string_view name) {

@@ -124,6 +124,19 @@ k8s_status k8s_unauthorized();
 k8s_status k8s_forbidden(std::string_view user, std::string_view verb,
                          std::string_view ns, std::string_view name);
 
+/// 403 Forbidden for any resource: `RESOURCE[.GROUP][ "NAME"] is forbidden:
+/// User "USER" cannot VERB resource "RESOURCE" in API group "GROUP" in the
+/// namespace "NS"`; details {name, group, kind: RESOURCE} with empty fields
+/// left out. For the core group (`group` ""), e.g. listing pods:
+/// `pods is forbidden: User "system:serviceaccount:default:default" cannot
+/// list resource "pods" in API group "" in the namespace "default"`, details
+/// {kind: pods} (the authorization filter, endpoints/filters/
+/// authorization.go, and apimachinery errors.NewForbidden).
+k8s_status k8s_forbidden_resource(std::string_view user, std::string_view verb,
+                                  std::string_view resource,
+                                  std::string_view group, std::string_view ns,
+                                  std::string_view name);
+
 /// 403 Forbidden of a PUT that would create (handlers/update.go
 /// `withAuthorization`): `leases.coordination.k8s.io "NAME" is forbidden: `
 /// followed by the authorizer's reason, which RBAC leaves empty.
