@@ -117,9 +117,12 @@ TEST_CASE("bootstrap, 5 processes: a rolling restart of every node with the "
   temp_dir dir;
   bootstrap_processes* self = nullptr;
   // The resolver's default stable_after (20 s): a join 2 s slow must not
-  // be mistaken for a failure worth downing.
-  bootstrap_processes ps{dir, 5,
-                         [&](size_t i) { return config_method(self, 5)(i); }};
+  // be mistaken for a failure worth downing; the handshake (two round
+  // trips, one leg of each 2 s late) gets 10 s instead of the tests' 2 s.
+  bootstrap_processes ps{dir,
+                         5,
+                         [&](size_t i) { return config_method(self, 5)(i); },
+                         {"--cluster.transport.handshake_timeout=10s"}};
   self = &ps;
   for (size_t i = 0; i < 5; ++i)
     ps.start(i);

@@ -76,7 +76,7 @@ TEST_CASE("bootstrap sim: five nodes started together form one cluster, "
   CHECK(s.w->sched().now() < 20s);
 }
 
-TEST_CASE("bootstrap sim: a partition before formation delays it; nobody "
+TEST_CASE("bootstrap sim: a partition before formation delays it, nobody "
           "founds until every contact point answered") {
   scripted s{2, 5, 5};
   s.w->partition({0, 1}, {2, 3, 4});

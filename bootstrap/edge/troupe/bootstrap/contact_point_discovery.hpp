@@ -12,9 +12,9 @@
 /// The edge interface of contact-point discovery (Akka Discovery's
 /// `ServiceDiscovery.lookup`, as Cluster Bootstrap uses it): one call asks
 /// the method for the current set of contact points. The bootstrap
-/// coordinator calls it every `cluster.bootstrap.contact_point_discovery.
-/// interval` and keeps no state in the method: each answer is the whole
-/// set as the method sees it now.
+/// coordinator calls it every `cluster.bootstrap.discovery_interval` and
+/// keeps no state in the method: each answer is the whole set as the
+/// method sees it now.
 ///
 /// Implementations: `config_discovery` (a static list),
 /// `dns_discovery` (A/AAAA or SRV records through c-ares) and
