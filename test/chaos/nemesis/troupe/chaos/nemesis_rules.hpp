@@ -82,8 +82,9 @@ struct nemesis_rules {
   /// - lease_delete: [0, 0] (one step).
   hold_range kill, pause, partition, etcd;
   /// How long a slow_restart's links stay slow after its restart: [p, 2p],
-  /// p = downed + slack (the join and the first failure detection happen
-  /// over the slow links).
+  /// p = downed + slack (the restarted node's join attempts, and the
+  /// others' failure detection of its old incarnation, run over the slow
+  /// links).
   hold_range slow_links;
 
   /// The hold range of `kind` (from its first step to its last).
