@@ -11,6 +11,9 @@ add_library(troupe_chaos_checker STATIC
   ${chaos_checker_dir}/chaos_check_result.cpp
   ${chaos_checker_dir}/chaos_intervals.cpp
   ${chaos_checker_dir}/chaos_checks.cpp
+  ${chaos_checker_dir}/chaos_views.cpp
+  ${chaos_checker_dir}/chaos_membership.cpp
+  ${chaos_checker_dir}/chaos_final_view.cpp
   ${chaos_checker_dir}/chaos_checker.cpp
   ${chaos_checker_dir}/chaos_render.cpp
   ${chaos_checker_dir}/chaos_run_dir.cpp)
@@ -22,7 +25,10 @@ troupe_warnings(troupe_chaos_checker)
 
 # Planted-bug tests: a clean synthetic run passes; each planted violation
 # fails exactly its check; the allowed overlaps (a pause, a kill) and a cut
-# last line pass.
+# last line pass; I4's membership views (two clusters at the end or while
+# quiet, a live node left out). views.jsonl lines are written with the
+# driver's own writer (troupe_chaos_driver_core, driver.cmake).
 troupe_test(NAME chaos_checker_tests LABEL unit
   SOURCES ${chaos_checker_dir}/chaos_checker_test.cpp
-  LINK troupe_chaos_checker)
+          ${chaos_checker_dir}/chaos_membership_test.cpp
+  LINK troupe_chaos_checker troupe_chaos_driver_core)

@@ -1,9 +1,11 @@
 # troupe-chaos (docs/design/chaos.md): the driver, its network mechanisms
 # and the nemesis log; and the runs.
 
-# The nemesis log's lines (pure), tested against the checker's parser.
+# The nemesis log's and the membership views' lines (pure), tested against
+# the checker's parser.
 add_library(troupe_chaos_driver_core STATIC
-  ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/view_log.cpp)
 target_include_directories(troupe_chaos_driver_core PUBLIC
   ${CMAKE_CURRENT_SOURCE_DIR}/driver)
 target_include_directories(troupe_chaos_driver_core SYSTEM PRIVATE
@@ -11,14 +13,18 @@ target_include_directories(troupe_chaos_driver_core SYSTEM PRIVATE
 target_link_libraries(troupe_chaos_driver_core PUBLIC fmt::fmt)
 troupe_warnings(troupe_chaos_driver_core)
 
+# views.jsonl from a node's real `GET /cluster/members` answer (the
+# management router's own rendering) to the checker's reading of it.
 troupe_test(NAME chaos_driver_unit_tests LABEL unit
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/driver/nemesis_log_test.cpp
-  LINK troupe_chaos_driver_core troupe_chaos_checker)
+          ${CMAKE_CURRENT_SOURCE_DIR}/driver/view_log_test.cpp
+  LINK troupe_chaos_driver_core troupe_chaos_checker troupe_management_core)
 
 add_executable(troupe-chaos
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_main.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_run.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/chaos_probe.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/driver/view_sampler.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/transport_network.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/driver/netns_network.cpp)
 target_include_directories(troupe-chaos PRIVATE

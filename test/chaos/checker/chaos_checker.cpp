@@ -10,6 +10,7 @@
 
 #include "chaos_checks.hpp"
 #include "chaos_intervals.hpp"
+#include "chaos_membership.hpp"
 
 namespace troupe::chaos {
 
@@ -133,6 +134,8 @@ std::map<std::string, uint64_t> count_faults(const chaos_history& h) {
       case op::etcd_stop:
       case op::etcd_slow:
       case op::lease_delete:
+      case op::majority_restart:
+      case op::links_slow:
         ++out[to_string(e.op)];
         break;
       case op::partition:
@@ -262,6 +265,8 @@ chaos_report check_run(const chaos_input& in) {
   checks.push_back(demo.take("no phantom deposits", "I3 no phantom deposits"));
   checks.push_back(demo.take("balances", "I3 balances"));
   checks.push_back(check_recovery(h, s));
+  checks.push_back(check_final_view(h, s));
+  checks.push_back(check_quiet_views(h, s));
   for (auto& c : demo.rest())
     checks.push_back(std::move(c));
   s.faults = count_faults(h);

@@ -68,6 +68,17 @@
 ///   or after probe_start, and the ledger accepted a record stamped at or
 ///   after probe_start (the singleton is back). The time from nemesis_end
 ///   (probe_start if none) to the last of those firsts is reported.
+/// - `I4 one membership view`: in views.jsonl's last final round (taken
+///   after the probe), every process nemesis.jsonl shows live answered,
+///   all with one view: the same members (unique addresses) with the same
+///   status, reachability and incarnation, every member up and reachable,
+///   every live process a member and every member a live process. Two
+///   disjoint views (two clusters) and a live node outside fail, naming
+///   the nodes and their views (chaos_membership.hpp).
+/// - `I4 no two clusters when quiet`: in the quiet periods (no node fault
+///   active and no node event for run_start's quiet_after_ms), no round of
+///   views.jsonl has live members of two clusters at once (views that
+///   share no member, or whose incarnations differ).
 /// - the demo verdict's other checks unchanged: `rejections`, `ledger
 ///   activity`, `journal sequence`, `sums`.
 ///
@@ -123,10 +134,11 @@ struct offense {
 
 /// The numbers of the run behind the checks.
 struct chaos_summary {
-  /// Faults injected, by kind -> count: kill, pause, `partition
-  /// symmetric`, `partition asymmetric`, etcd_stop, etcd_slow,
-  /// lease_delete (the ops that start a fault; their ends, heal, resume,
-  /// restarts, are not counted).
+  /// Faults injected, by kind -> count: kill (every process killed, those
+  /// of a majority_restart too), pause, `partition symmetric`, `partition
+  /// asymmetric`, etcd_stop, etcd_slow, lease_delete, majority_restart,
+  /// links_slow (the ops that start a fault; their ends, heal, resume,
+  /// restarts, links_fast, are not counted).
   std::map<std::string, uint64_t> faults;
   /// Node processes started (the first N included) and ended (killed,
   /// downed, stopped at the end), from nemesis.jsonl.
@@ -158,6 +170,16 @@ struct chaos_summary {
   /// From nemesis_end to the last first success after probe_start; nullopt
   /// when the run did not recover.
   std::optional<std::chrono::nanoseconds> recovery;
+  /// views.jsonl's samples and rounds, the processes live at the final
+  /// round (I4 one membership view), the rounds judged in quiet periods,
+  /// the quiet periods and their time until the last sample (I4 no two
+  /// clusters when quiet).
+  uint64_t view_samples = 0;
+  uint64_t view_rounds = 0;
+  uint64_t final_live = 0;
+  uint64_t quiet_rounds = 0;
+  uint64_t quiet_periods = 0;
+  std::chrono::nanoseconds quiet_time{0};
   /// Every violation over all checks (the checks list the first few).
   size_t violations = 0;
 };

@@ -23,21 +23,18 @@
 #include "chaos_checker.hpp"
 #include "chaos_intervals.hpp"
 #include "chaos_run_dir.hpp"
+#include "chaos_test_clock.hpp"
 #include "chaos_timeline.hpp"
 #include "client/client_log.hpp"
 #include "store/demo_store_core.hpp"
+#include "view_log.hpp"
 
 using namespace troupe;
 using namespace troupe::chaos;
 
 namespace {
 
-// run_start's stamp, in seconds of CLOCK_MONOTONIC.
-constexpr double run_start_s = 100.0;
-
-int64_t ns(double s) {
-  return std::llround((run_start_s + s) * 1e9);
-}
+using test_clock::ns;
 
 // A file's lines by stamp: tests add them in any order.
 class log_file {
@@ -244,11 +241,36 @@ const std::string a1 = "10.77.0.1:2552#1";
 const std::string a2 = "10.77.0.2:2552#2";
 const std::string a3 = "10.77.0.1:2552#3";
 
+// views.jsonl, written with the driver's writer.
+struct views_file {
+  log_file lines;
+
+  // `node`'s process `pid` (start `start`, address `self`) answered round
+  // `round`, asked at `s`, with `members` all up.
+  void view(double s, uint64_t round, bool final, std::string node,
+            uint64_t pid, uint64_t start, std::string self,
+            std::vector<std::string> members) {
+    members_answer a{std::move(self), std::nullopt, {}};
+    for (auto& m : members)
+      a.members.push_back({m, "up", true});
+    lines.add(s, view_line({ns(s),
+                            ns(s + 0.02),
+                            round,
+                            final,
+                            std::move(node),
+                            pid,
+                            start,
+                            std::move(a),
+                            {}}));
+  }
+};
+
 // node-1 holds the singleton (token 5) and acct-1 (shard 1) until it is
 // killed at 5 s; node-2 runs acct-2 (shard 2) throughout, takes acct-1 at
 // 5.5 s and the singleton (token 8) at 6.01 s; node-1 restarts at 6 s. A
 // partition and a heal; the probe at 10 s finds every account and the
-// ledger back. d6 is applied but its ack lost (in doubt).
+// ledger back. d6 is applied but its ack lost (in doubt). Both nodes see
+// one cluster at 3 s and in the final round at 11.5 s.
 struct run {
   node_log n1{"node-1", 1, a1, {}, {}};
   node_log n2{"node-2", 1, a2, {}, {}};
@@ -257,11 +279,13 @@ struct run {
   client_file client;
   ledger_file ledger;
   journal_file journal;
+  views_file views;
 
   run() {
     nemesis
       .at(0, "run_start",
-          R"("seed":7,"nodes":2,"mechanism":"netns","duration_s":60)")
+          R"("seed":7,"nodes":2,"mechanism":"netns","duration_s":60,)"
+          R"("quiet_after_ms":2000)")
       .at(0.01, "node_start", proc("node-1", 101) + R"(,"start":1)")
       .at(0.02, "node_start", proc("node-2", 102) + R"(,"start":1)")
       .at(5.0, "kill", proc("node-1", 101))
@@ -312,15 +336,20 @@ struct run {
     journal.applied(10.21, "acct-1", "d3", 2, 2, 7, a2 + "/2");
     journal.applied(10.31, "acct-2", "d4", 4, 2, 7, a2 + "/1");
     journal.applied(10.41, "acct-2", "d6", 10, 3, 17, a2 + "/1");
+    views.view(3.0, 1, false, "node-1", 101, 1, a1, {a1, a2});
+    views.view(3.0, 1, false, "node-2", 102, 1, a2, {a1, a2});
+    views.view(11.5, 2, true, "node-1", 111, 2, a3, {a2, a3});
+    views.view(11.5, 2, true, "node-2", 102, 1, a2, {a2, a3});
   }
 
   // node-1 is frozen from 4 s to 7 s instead of killed; on resuming it
-  // finds its lease gone and stops, writing nothing.
+  // finds its lease gone and stops, writing nothing, and exits (downed).
   void pause_node_1(double pause_s = 4.0) {
     nemesis.lines.remove(5.0);
     nemesis.lines.remove(5.05);
     nemesis.at(pause_s, "pause", proc("node-1", 101))
-      .at(7.0, "resume", proc("node-1", 101));
+      .at(7.0, "resume", proc("node-1", 101))
+      .at(7.5, "node_exit", proc("node-1", 101) + R"(,"status":"exit 1")");
     n1.at(7.01, lease_lost(5))
       .at(7.02, singleton_stopped(1, 5))
       .at(7.03, entity_stopped("acct-1", "1", 1));
@@ -335,6 +364,7 @@ struct run {
     in.client_log = client.lines.text();
     in.ledger_jsonl = ledger.lines.text();
     in.journal_jsonl = journal.lines.text();
+    in.views_jsonl = views.lines.text();
     return in;
   }
 };
@@ -376,7 +406,7 @@ TEST_CASE("chaos checker: a clean run passes every check") {
   auto r = check_run(run{}.input());
   INFO(render(r));
   CHECK(r.passed());
-  CHECK(r.verdict.checks.size() == 22);
+  CHECK(r.verdict.checks.size() == 24);
   CHECK(r.offenses.empty());
   CHECK_FALSE(r.first_offense());
   auto& s = r.summary;
@@ -425,6 +455,14 @@ TEST_CASE("chaos checker: a clean run passes every check") {
                      "its writer's process no later than the store's line (0 "
                      "unmatched because the history was cut)\n"));
   CHECK_THAT(text, Catch::Contains("recovery: 2.010 s\n"));
+  CHECK_THAT(text, Catch::Contains(
+                     "PASS I4 one membership view: final round 2 at "
+                     "+11.500s: 2 live nodes, each a member of the one view "
+                     "{node-2.1 up, node-1.2 up}\n"));
+  CHECK_THAT(
+    text, Catch::Contains("membership views: 4 samples in 2 rounds, 2 rounds "
+                          "judged in 2 quiet periods (4.500 s quiet), 2 live "
+                          "nodes at the end\n"));
   CHECK_THAT(text, Catch::EndsWith("violations: 0\nverdict: PASS\n"));
   CHECK(render_first_violation(r).empty());
 }
@@ -582,14 +620,16 @@ TEST_CASE("chaos checker: planted violations are each caught by their check "
        },
        {"history records"},
        "history/node-2.1.jsonl line 12: unknown event \"explode\""},
+      // node-1.2 is then no live process by the driver's records, though
+      // every view lists it.
       {"a history file without its node_start",
        [](run& r) { r.nemesis.lines.remove(6.0); },
-       {"history records"},
+       {"history records", "I4 one membership view"},
        "history/node-1.2.jsonl: no node_start of node-1 start 2 in "
        "nemesis.jsonl"},
       {"a node_start without its history file",
        [](run& r) {
-         r.nemesis.at(11.0, "node_start", proc("node-3", 131) + R"(,"start":1)");
+         r.nemesis.at(11.8, "node_start", proc("node-3", 131) + R"(,"start":1)");
        },
        {"history records"},
        "nemesis.jsonl line 11: node_start of node-3 start 1, but "
@@ -983,8 +1023,8 @@ struct run_dir {
   run_dir() {
     fs::remove_all(dir);
     fs::create_directories(dir / "history");
-    for (auto name :
-         {"nemesis.jsonl", "client.log", "ledger.jsonl", "journal.jsonl"})
+    for (auto name : {"nemesis.jsonl", "client.log", "ledger.jsonl",
+                      "journal.jsonl", "views.jsonl"})
       std::ofstream{dir / name};
   }
 
@@ -1015,6 +1055,7 @@ TEST_CASE("chaos run dir: the files are read by name") {
   CHECK(in.client_log.empty());
   CHECK(in.ledger_jsonl.empty());
   CHECK(in.journal_jsonl.empty());
+  CHECK(in.views_jsonl.empty());
 }
 
 TEST_CASE("chaos run dir: a missing, odd or unreadable input is an error "
@@ -1025,6 +1066,9 @@ TEST_CASE("chaos run dir: a missing, odd or unreadable input is an error "
     {"client.log missing",
      [](const run_dir& d) { fs::remove(d.dir / "client.log"); },
      "{client.log} is missing (a run writes it; is {} a run directory?)"},
+    {"views.jsonl missing",
+     [](const run_dir& d) { fs::remove(d.dir / "views.jsonl"); },
+     "{views.jsonl} is missing (a run writes it; is {} a run directory?)"},
     {"history missing", [](const run_dir& d) { fs::remove(d.dir / "history"); },
      "{history} is missing (a run writes it; is {} a run directory?)"},
     {"history a file",

@@ -78,7 +78,8 @@ const std::vector<nemesis_kind>& nemesis_kinds() {
      {{"seed", &e::seed},
       {"nodes", &e::nodes},
       {"mechanism", &e::mechanism},
-      {"duration_s", &e::duration_s}}},
+      {"duration_s", &e::duration_s},
+      {"quiet_after_ms", &e::quiet_after_ms}}},
     {"node_start",
      o::node_start,
      {{"node", &e::node}, {"pid", &e::pid}, {"start", &e::start}}},
@@ -106,6 +107,13 @@ const std::vector<nemesis_kind>& nemesis_kinds() {
     {"probe_start", o::probe_start, {}},
     {"run_end", o::run_end, {}},
     {"store_exit", o::store_exit, {{"status", &e::status}}},
+    {"majority_restart", o::majority_restart, {{"nodes", &e::nodes_list}}},
+    {"links_slow",
+     o::links_slow,
+     {{"node", &e::node},
+      {"delay_ms", &e::delay_ms},
+      {"mechanism", &e::mechanism}}},
+    {"links_fast", o::links_fast, {{"node", &e::node}}},
   };
   return table;
 }
@@ -347,6 +355,7 @@ chaos_history parse_run(const chaos_input& in) {
     h.files.push_back(parse_history_file(name, text, h.problems));
   h.nemesis = parse_nemesis(in.nemesis_jsonl, h.problems);
   h.journal_writers = parse_journal_writers(in.journal_jsonl, h.problems);
+  h.views = parse_views(in.views_jsonl, h.problems);
   for (auto& l : lines_of(in.client_log))
     if (auto e = demo::client::parse_client_event(l.text))
       h.client.push_back({l.number, std::move(*e)});

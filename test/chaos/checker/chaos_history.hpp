@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chaos_views.hpp"
 #include "client/client_log.hpp"
 #include "verdict/verdict_core.hpp"
 
@@ -29,6 +30,7 @@ namespace troupe::chaos {
 namespace file_names {
 inline constexpr std::string_view history_dir = "history/";
 inline constexpr std::string_view nemesis = "nemesis.jsonl";
+inline constexpr std::string_view views = "views.jsonl";
 inline constexpr std::string_view client = "client.log";
 inline constexpr std::string_view ledger = "ledger.jsonl";
 inline constexpr std::string_view journal = "journal.jsonl";
@@ -168,6 +170,13 @@ enum class nemesis_op : uint8_t {
   run_end,
   /// The store process ended (`status`).
   store_exit,
+  /// The kills that follow at once restart a majority together (`nodes`).
+  majority_restart,
+  /// Every link between `node` and the other nodes delayed by `delay_ms`
+  /// both ways (`mechanism` says how).
+  links_slow,
+  /// `node`'s links fast again.
+  links_fast,
 };
 
 /// The op's name as in the file, e.g. "node_start".
@@ -178,7 +187,7 @@ struct nemesis_event {
   size_t line = 0;
   int64_t mono_ns = 0;
   nemesis_op op = nemesis_op::run_start;
-  /// node_start, kill, node_exit, pause, resume.
+  /// node_start, kill, node_exit, pause, resume, links_slow, links_fast.
   std::string node;
   int64_t pid = 0;
   /// node_start: the node's start number k (its history file is
@@ -189,13 +198,16 @@ struct nemesis_event {
   /// partition and heal (heal id 0: heal all).
   uint64_t id = 0;
   /// partition: "symmetric" or "asymmetric" (packets from `from` to `to`
-  /// dropped only), the node names and "netns" or "transport".
+  /// dropped only), the node names and (also links_slow) "netns" or
+  /// "transport".
   std::string direction;
   std::vector<std::string> from;
   std::vector<std::string> to;
   std::string mechanism;
-  /// etcd_slow.
+  /// etcd_slow, links_slow.
   uint64_t delay_ms = 0;
+  /// majority_restart: the nodes it kills.
+  std::vector<std::string> nodes_list;
   /// lease_delete.
   std::string key;
   /// run_start (its `settings` object is not read).
@@ -203,6 +215,10 @@ struct nemesis_event {
   uint64_t nodes = 0;
   /// run_start: how long the nemesis runs, seconds (for a replay).
   uint64_t duration_s = 0;
+  /// run_start: how long membership takes to settle after a node fault
+  /// ends or a node starts or ends (the schedule's `quiet_after`); I4's
+  /// quiet periods start this long after such an event.
+  uint64_t quiet_after_ms = 0;
 };
 
 /// The op and its fields as `name=value` words, e.g. `kill node=node-3
@@ -242,6 +258,7 @@ struct chaos_input {
   std::string client_log;
   std::string ledger_jsonl;
   std::string journal_jsonl;
+  std::string views_jsonl;
 };
 
 /// A run's files, parsed.
@@ -254,7 +271,10 @@ struct chaos_history {
   std::vector<demo::verdict::journal_entry> journal;
   /// journal.jsonl line -> its `writer`.
   std::map<size_t, std::string> journal_writers;
-  /// The history files', nemesis.jsonl's and the journal writers' problems.
+  /// views.jsonl's lines that parsed.
+  std::vector<view_record> views;
+  /// The history files', nemesis.jsonl's, views.jsonl's and the journal
+  /// writers' problems.
   /// Those of client.log, ledger.jsonl and journal.jsonl are the demo
   /// verdict's to report (its `records` check) and are not repeated here.
   std::vector<std::string> problems;

@@ -25,7 +25,11 @@ json_line::json_line(std::string_view line) : impl_(std::make_unique<impl>()) {
     fault_ = "not a JSON object";
 }
 
+json_line::json_line(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
 json_line::~json_line() = default;
+json_line::json_line(json_line&&) noexcept = default;
+json_line& json_line::operator=(json_line&&) noexcept = default;
 
 namespace {
 
@@ -97,6 +101,34 @@ void json_line::get(const char* name, std::vector<std::string>& out) {
       return;
     out.emplace_back(item.GetString(), item.GetStringLength());
   }
+}
+
+void json_line::get(const char* name, bool& out) {
+  auto* v = find(impl_->doc, name, fault_);
+  if (v != nullptr && typed(v->IsBool(), name, fault_))
+    out = v->GetBool();
+}
+
+std::vector<json_line> json_line::get_objects(const char* name) {
+  std::vector<json_line> out;
+  auto* v = find(impl_->doc, name, fault_);
+  if (v == nullptr || !typed(v->IsArray(), name, fault_))
+    return out;
+  for (auto& item : v->GetArray()) {
+    if (!item.IsObject()) {
+      fault_ = fmt::format("field \"{}\" element {} is not an object", name,
+                           out.size());
+      return {};
+    }
+    auto p = std::make_unique<impl>();
+    p->doc.CopyFrom(item, p->doc.GetAllocator());
+    out.push_back(json_line{std::move(p)});
+  }
+  return out;
+}
+
+bool json_line::has(const char* name) const {
+  return impl_->doc.IsObject() && impl_->doc.HasMember(name);
 }
 
 std::string word_value(const std::string& x) {

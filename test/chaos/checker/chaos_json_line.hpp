@@ -15,8 +15,8 @@
 /// lines of a text, one line's named fields, and tables that say which
 /// fields each kind of line carries (so parsing and describing an event
 /// read the same table). The demo verdict has a reader like `json_line`
-/// private to verdict_records.cpp; this one adds string lists and optional
-/// fields. Pure.
+/// private to verdict_records.cpp; this one adds string lists, booleans,
+/// arrays of objects and optional fields. Pure.
 
 namespace troupe::chaos::detail {
 
@@ -31,6 +31,8 @@ class json_line {
 public:
   explicit json_line(std::string_view line);
   ~json_line();
+  json_line(json_line&&) noexcept;
+  json_line& operator=(json_line&&) noexcept;
 
   /// Empty while every read succeeded, else e.g. `field "token" missing`.
   const std::string& fault() const noexcept {
@@ -43,6 +45,14 @@ public:
   void get(const char* name, uint64_t& out);
   void get(const char* name, int64_t& out);
   void get(const char* name, std::vector<std::string>& out);
+  void get(const char* name, bool& out);
+
+  /// Reads a required array of objects, each a json_line of its own (its
+  /// faults are its own); an element that is not an object is the fault.
+  std::vector<json_line> get_objects(const char* name);
+
+  /// True when the line has field `name`, of any type.
+  bool has(const char* name) const;
 
   /// Reads a required CLOCK_MONOTONIC stamp: an int64 > 0 (a stamp of 0 or
   /// less is the fault).
@@ -54,6 +64,7 @@ public:
 
 private:
   struct impl;
+  explicit json_line(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
   std::string fault_;
 };

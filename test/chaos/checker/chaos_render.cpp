@@ -8,6 +8,7 @@
 
 #include "chaos_checker.hpp"
 #include "chaos_checks.hpp"
+#include "chaos_membership.hpp"
 #include "chaos_timeline.hpp"
 
 namespace troupe::chaos {
@@ -41,6 +42,16 @@ std::string client_words(const demo::client::client_event& e) {
   if (!text.empty() && text.back() == '\n')
     text.pop_back();
   return printable(text);
+}
+
+// `view round=7 final {node-1.1 up, ...}` or `view round=7 no view:
+// <error>` (the round's `final` only for final rounds).
+std::string view_event_words(const view_record& v,
+                             const std::map<std::string, std::string>& names) {
+  auto head = fmt::format("view round={}{}", v.round, v.final ? " final" : "");
+  if (!v.answered)
+    return fmt::format("{} no view: {}", head, printable(v.error));
+  return fmt::format("{} {}", head, view_words(v, names));
 }
 
 std::string relative(int64_t mono_ns, int64_t origin) {
@@ -90,6 +101,15 @@ std::string summary_lines(const chaos_report& r) {
     counted(s.unmatched_cut, "store record", "store records"));
   out += s.recovery ? fmt::format("recovery: {}\n", format_seconds(*s.recovery))
                     : std::string{"recovery: not reached\n"};
+  out += fmt::format(
+    "membership views: {} in {}, {} judged in {} ({} quiet), {} at the "
+    "end\n",
+    counted(s.view_samples, "sample", "samples"),
+    counted(s.view_rounds, "round", "rounds"),
+    counted(s.quiet_rounds, "round", "rounds"),
+    counted(s.quiet_periods, "quiet period", "quiet periods"),
+    format_seconds(s.quiet_time),
+    counted(s.final_live, "live node", "live nodes"));
   out += fmt::format("violations: {}\n", s.violations);
   return out;
 }
@@ -117,6 +137,9 @@ std::vector<timeline_entry> merge_events(const chaos_history& h) {
     out.push_back({ref(e), "store", ledger_words(e)});
   for (auto& e : h.journal)
     out.push_back({ref(e), "store", journal_words(e, h)});
+  auto names = process_names(h);
+  for (auto& v : h.views)
+    out.push_back({ref(v), printable(v.node), view_event_words(v, names)});
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) {
     return std::tie(a.at.mono_ns, a.at.file, a.at.line)
            < std::tie(b.at.mono_ns, b.at.file, b.at.line);

@@ -150,6 +150,7 @@ run_dir_contents read_run_dir(const fs::path& dir) {
   in.client_log = file(file_names::client);
   in.ledger_jsonl = file(file_names::ledger);
   in.journal_jsonl = file(file_names::journal);
+  in.views_jsonl = file(file_names::views);
   return out;
 }
 

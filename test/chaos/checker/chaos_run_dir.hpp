@@ -26,7 +26,9 @@ struct run_dir_contents {
 };
 
 /// Reads DIR/history/*.jsonl (by file name), DIR/nemesis.jsonl,
-/// DIR/client.log, DIR/ledger.jsonl and DIR/journal.jsonl; other entries of
+/// DIR/client.log, DIR/ledger.jsonl, DIR/journal.jsonl and DIR/views.jsonl
+/// (a run directory of a driver older than views.jsonl reads as one with a
+/// missing file: judge it with the checker of its time); other entries of
 /// DIR/history are skipped. A run writes every one of them (an empty file is
 /// fine), so a missing one is an error. Each input's type is taken from
 /// std::filesystem::status (which follows a symbolic link and opens

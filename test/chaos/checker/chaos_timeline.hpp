@@ -31,7 +31,9 @@ struct timeline_entry {
   /// incarnation=2 token=7` (history and nemesis lines as `describe` words
   /// them, client lines as client.log has them, store lines as `ledger
   /// token=7 seq=3 owner=... accepted` and `journal acct-1 d3 +5
-  /// expected_seq=2 applied seq=3 balance=9 writer=...`).
+  /// expected_seq=2 applied seq=3 balance=9 writer=...`, views.jsonl's
+  /// lines as `view round=7 {node-1.1 up, node-2.1 joining}`, stamped when
+  /// the answer came, by the node asked).
   std::string what;
 };
 

@@ -95,7 +95,10 @@ int main(int argc, char** argv) {
   app.add_option("--faults", opts.faults,
                  "Fault kinds, comma-separated: kill, pause, "
                  "partition_symmetric, partition_asymmetric, etcd_stop, "
-                 "etcd_slow, lease_delete, or all");
+                 "etcd_slow, lease_delete, majority_restart (kill -9 a "
+                 "majority of the seeds together, then restart them), "
+                 "slow_restart (kill -9 a node and restart it behind links "
+                 "delayed 0.5-2s), or all");
   app.add_flag("--quiet", quiet, "No line per nemesis action");
   app.add_flag("--plan", plan,
                "Print the schedule of --seed, --duration, --nodes and "

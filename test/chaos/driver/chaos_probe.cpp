@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string_view>
 
 #include "chaos_checker.hpp"
 #include "chaos_run_dir.hpp"
@@ -12,22 +14,38 @@ namespace troupe::chaos {
 namespace {
 
 constexpr const char* recovery_check = "I4 recovery";
+constexpr const char* view_check = "I4 one membership view";
+
+// The report on the files in `dir` as they are now; none while one is
+// missing or unreadable.
+std::optional<chaos_report> check_now(const std::filesystem::path& dir) {
+  auto files = read_run_dir(dir);
+  if (!files.errors.empty())
+    return std::nullopt;
+  return check_run(files.input);
+}
+
+bool passes(const chaos_report& r, std::string_view name) {
+  auto& checks = r.verdict.checks;
+  auto i = std::find_if(checks.begin(), checks.end(),
+                        [&](auto& c) { return c.name == name; });
+  return i != checks.end() && i->ok;
+}
 
 } // namespace
 
 bool probe_complete(const std::filesystem::path& dir, int64_t probe_start_ns,
                     uint32_t accounts) {
-  auto files = read_run_dir(dir);
-  if (!files.errors.empty())
-    return false;
-  auto report = check_run(files.input);
-  auto& checks = report.verdict.checks;
-  auto i = std::find_if(checks.begin(), checks.end(),
-                        [](auto& c) { return c.name == recovery_check; });
+  auto report = check_now(dir);
   // The checker takes the probe's start from nemesis.jsonl; the arguments
   // guard against reading a file the driver has not flushed yet.
-  return i != checks.end() && i->ok && probe_start_ns > 0
-         && report.summary.probed_accounts >= accounts;
+  return report && passes(*report, recovery_check) && probe_start_ns > 0
+         && report->summary.probed_accounts >= accounts;
+}
+
+bool views_complete(const std::filesystem::path& dir) {
+  auto report = check_now(dir);
+  return report && passes(*report, view_check);
 }
 
 int judge_run_dir(const std::filesystem::path& dir, uint64_t seed,

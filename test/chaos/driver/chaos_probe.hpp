@@ -5,9 +5,10 @@
 #include <ostream>
 
 /// @file
-/// The driver's two uses of the history checker (checker/chaos_checker.hpp)
-/// on a run directory: whether the convergence probe is complete yet, and
-/// the verdict at the end.
+/// The driver's uses of the history checker (checker/chaos_checker.hpp) on
+/// a run directory: whether the convergence probe is complete yet, whether
+/// the live nodes share one membership view yet, and the verdict at the
+/// end.
 
 namespace troupe::chaos {
 
@@ -18,6 +19,12 @@ namespace troupe::chaos {
 /// unreadable (early in a run some may not exist yet).
 bool probe_complete(const std::filesystem::path& dir, int64_t probe_start_ns,
                     uint32_t accounts);
+
+/// True when the files in `dir` show, in views.jsonl's last final round,
+/// one membership view on every live node (the checker's `I4 one
+/// membership view` on the files as they are now). False while any file
+/// is missing or unreadable.
+bool views_complete(const std::filesystem::path& dir);
 
 /// Reads every file of the run in `dir`, runs the checker and writes its
 /// report to `out`; on a violation also the timeline around it and how to

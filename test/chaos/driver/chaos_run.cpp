@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "troupe/lease/etcd_protocol.hpp"
 #include "troupe/singleton/singleton_settings.hpp"
 #include "troupe/test/etcd_fixture.hpp"
+#include "view_sampler.hpp"
 
 namespace troupe::chaos {
 
@@ -41,6 +43,13 @@ using steady = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr const char* cluster_name = "troupe-chaos";
+
+// How often the driver asks every live node for its membership view, how
+// long one answer may take, and how long it keeps asking after the probe
+// for the final view (the checker judges the last final round).
+constexpr auto view_interval = 1s;
+constexpr auto view_timeout = std::chrono::milliseconds{900};
+constexpr auto final_views_timeout = 20s;
 
 /// A node's state in the driver (the process may be gone).
 struct node_slot {
@@ -111,9 +120,15 @@ private:
   void execute(const nemesis_step& a);
   void end_nemesis();
   void probe();
+  void sample_views();
+  std::vector<view_target> view_targets() const;
+  void final_views();
   void stop_all();
   int judge();
 
+  void execute_process(const nemesis_step& a, std::string& note);
+  void execute_etcd(const nemesis_step& a, std::string& note);
+  void execute_links(const nemesis_step& a, std::string& note);
   void on_line(demo::node_proc& n, const std::string& line);
   void on_exit(demo::node_proc& n);
   std::optional<size_t> slot_of(const std::string& name) const;
@@ -134,6 +149,12 @@ private:
   std::unique_ptr<demo::client::load_driver> load_;
   // Made after setup: its io thread must start in the hub namespace.
   std::unique_ptr<demo::http_getter> http_;
+  std::unique_ptr<view_sampler> views_;
+  steady::time_point next_view_{};
+  // After the probe: the rounds are the final ones.
+  bool final_views_ = false;
+  // The nodes whose links are slow (links_slow without links_fast yet).
+  std::set<size_t> slowed_;
   int64_t probe_start_ns_ = 0;
   // run_end: the nodes are being stopped, none is started again.
   bool stopping_ = false;
@@ -212,6 +233,8 @@ void chaos_run::setup() {
   slots_.resize(opts_.nodes);
   http_ = std::make_unique<demo::http_getter>();
   log_ = std::make_unique<nemesis_log>(opts_.dir / "nemesis.jsonl");
+  views_
+    = std::make_unique<view_sampler>(opts_.dir / "views.jsonl", view_timeout);
   {
     std::ofstream secret{opts_.dir / "cluster.secret"};
     secret << random_hex(32) << '\n';
@@ -331,6 +354,7 @@ void chaos_run::pump(steady::duration d) {
   do {
     procs_.pump(50ms);
     supervise();
+    sample_views();
   } while (steady::now() < until);
 }
 
@@ -364,56 +388,13 @@ void chaos_run::wait_for_members() {
 }
 
 void chaos_run::execute(const nemesis_step& a) {
-  auto& places = net_->nodes();
-  auto node_fields = [&](size_t i) {
-    return std::vector<log_field>{
-      {"node", places[i].name}, {"pid", static_cast<uint64_t>(slots_[i].pid)}};
-  };
-  auto signal = [&](size_t i, int sig) {
-    if (auto* n = procs_.find(places[i].name); n && n->pid == slots_[i].pid)
-      procs_.signal(*n, sig);
-  };
   std::string note;
   switch (a.op) {
     case step_op::kill:
-      for (auto i : indexes_of(a.nodes)) {
-        auto& s = slots_[i];
-        s.held_down = true;
-        s.restart_at.reset();
-        if (!s.running) {
-          note += places[i].name + " is not running; ";
-          continue;
-        }
-        log_->write("kill", node_fields(i));
-        signal(i, SIGKILL);
-      }
-      break;
     case step_op::restart:
-      for (auto i : indexes_of(a.nodes))
-        if (!slots_[i].running)
-          start_node(i);
-      break;
     case step_op::pause:
-      for (auto i : indexes_of(a.nodes)) {
-        auto& s = slots_[i];
-        if (!s.running) {
-          note += places[i].name + " is not running; ";
-          continue;
-        }
-        log_->write("pause", node_fields(i));
-        signal(i, SIGSTOP);
-        s.paused = true;
-      }
-      break;
     case step_op::resume:
-      for (auto i : indexes_of(a.nodes)) {
-        auto& s = slots_[i];
-        if (!s.running || !s.paused)
-          continue;
-        log_->write("resume", node_fields(i));
-        signal(i, SIGCONT);
-        s.paused = false;
-      }
+      execute_process(a, note);
       break;
     case step_op::partition: {
       partition_spec p{a.id, a.partition == partition_kind::symmetric,
@@ -430,52 +411,135 @@ void chaos_run::execute(const nemesis_step& a) {
       log_->write("heal", {{"id", uint64_t{a.id}}});
       note += net_->heal(a.id);
       break;
+    case step_op::links_slow:
+    case step_op::links_fast:
+      execute_links(a, note);
+      break;
     case step_op::etcd_stop:
-      log_->write("etcd_stop");
-      etcd_->stop(0);
-      etcd_stopped_ = true;
-      break;
     case step_op::etcd_start:
-      etcd_->start(0, false);
-      etcd_stopped_ = false;
-      log_->write("etcd_start");
-      break;
     case step_op::etcd_slow:
-      etcd_proxy_->set_delay(a.delay);
-      log_->write("etcd_slow",
-                  {{"delay_ms", static_cast<uint64_t>(a.delay.count())}});
-      break;
     case step_op::etcd_fast:
-      etcd_proxy_->set_delay(0ms);
-      log_->write("etcd_fast");
+    case step_op::lease_delete:
+      execute_etcd(a, note);
       break;
-    case step_op::lease_delete: {
-      auto key
-        = "/troupe/leases/"
-          + singleton::singleton_lease_name("", cluster_name, "scheduler");
-      log_->write("lease_delete", {{"key", key}});
-      if (etcd_stopped_) {
-        note += "etcd is stopped; ";
-        break;
-      }
-      auto body
-        = fmt::format(R"({{"key":"{}"}})", lease::etcd::base64_encode(key));
-      try {
-        auto r = etcd_->post("/v3/kv/deleterange", body);
-        if (r.status != 200)
-          note += fmt::format("deleterange: HTTP {}: {}; ", r.status, r.body);
-      } catch (const std::exception& e) {
-        note += fmt::format("deleterange: {}; ", e.what());
-      }
-      break;
-    }
   }
   if (opts_.verbose)
     say(render(a) + (note.empty() ? "" : " (" + note + ")"));
 }
 
+void chaos_run::execute_process(const nemesis_step& a, std::string& note) {
+  auto& places = net_->nodes();
+  auto node_fields = [&](size_t i) {
+    return std::vector<log_field>{
+      {"node", places[i].name}, {"pid", static_cast<uint64_t>(slots_[i].pid)}};
+  };
+  auto signal = [&](size_t i, int sig) {
+    if (auto* n = procs_.find(places[i].name); n && n->pid == slots_[i].pid)
+      procs_.signal(*n, sig);
+  };
+  if (a.op == step_op::kill && a.kind == fault_kind::majority_restart)
+    log_->write("majority_restart", {{"nodes", a.nodes}});
+  for (auto i : indexes_of(a.nodes)) {
+    auto& s = slots_[i];
+    if (a.op == step_op::restart) {
+      if (!s.running)
+        start_node(i);
+      continue;
+    }
+    if (a.op == step_op::kill) {
+      s.held_down = true;
+      s.restart_at.reset();
+    }
+    if (a.op == step_op::resume) {
+      if (s.running && s.paused) {
+        log_->write("resume", node_fields(i));
+        signal(i, SIGCONT);
+        s.paused = false;
+      }
+      continue;
+    }
+    if (!s.running) {
+      note += places[i].name + " is not running; ";
+      continue;
+    }
+    bool kill = a.op == step_op::kill;
+    log_->write(kill ? "kill" : "pause", node_fields(i));
+    signal(i, kill ? SIGKILL : SIGSTOP);
+    if (!kill)
+      s.paused = true;
+  }
+}
+
+void chaos_run::execute_etcd(const nemesis_step& a, std::string& note) {
+  switch (a.op) {
+    case step_op::etcd_stop:
+      log_->write("etcd_stop");
+      etcd_->stop(0);
+      etcd_stopped_ = true;
+      return;
+    case step_op::etcd_start:
+      etcd_->start(0, false);
+      etcd_stopped_ = false;
+      log_->write("etcd_start");
+      return;
+    case step_op::etcd_slow:
+      etcd_proxy_->set_delay(a.delay);
+      log_->write("etcd_slow",
+                  {{"delay_ms", static_cast<uint64_t>(a.delay.count())}});
+      return;
+    case step_op::etcd_fast:
+      etcd_proxy_->set_delay(0ms);
+      log_->write("etcd_fast");
+      return;
+    default:
+      break;
+  }
+  auto key = "/troupe/leases/"
+             + singleton::singleton_lease_name("", cluster_name, "scheduler");
+  log_->write("lease_delete", {{"key", key}});
+  if (etcd_stopped_) {
+    note += "etcd is stopped; ";
+    return;
+  }
+  auto body = fmt::format(R"({{"key":"{}"}})", lease::etcd::base64_encode(key));
+  try {
+    auto r = etcd_->post("/v3/kv/deleterange", body);
+    if (r.status != 200)
+      note += fmt::format("deleterange: HTTP {}: {}; ", r.status, r.body);
+  } catch (const std::exception& e) {
+    note += fmt::format("deleterange: {}; ", e.what());
+  }
+}
+
+void chaos_run::execute_links(const nemesis_step& a, std::string& note) {
+  for (auto i : indexes_of(a.nodes)) {
+    auto& name = net_->nodes()[i].name;
+    if (a.op == step_op::links_slow) {
+      log_->write("links_slow",
+                  {{"node", name},
+                   {"delay_ms", static_cast<uint64_t>(a.delay.count())},
+                   {"mechanism", net_->mechanism()}});
+      note += net_->slow_links(i, a.delay);
+      slowed_.insert(i);
+    } else {
+      log_->write("links_fast", {{"node", name}});
+      note += net_->fast_links(i);
+      slowed_.erase(i);
+    }
+  }
+}
+
 void chaos_run::end_nemesis() {
   log_->write("nemesis_end");
+  for (auto i : std::set<size_t>{slowed_}) {
+    nemesis_step fast;
+    fast.op = step_op::links_fast;
+    fast.nodes = {net_->nodes()[i].name};
+    std::string note;
+    execute_links(fast, note);
+    if (!note.empty())
+      say("ending slow links: " + note);
+  }
   if (auto err = net_->heal(0); !err.empty())
     say("healing: " + err);
   log_->write("heal", {{"id", uint64_t{0}}});
@@ -505,6 +569,34 @@ void chaos_run::probe() {
   while (steady::now() < until) {
     pump(1s);
     if (probe_complete(opts_.dir, probe_start_ns_, opts_.accounts))
+      return;
+  }
+}
+
+std::vector<view_target> chaos_run::view_targets() const {
+  std::vector<view_target> out;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (auto& s = slots_[i]; s.running && !s.paused)
+      out.push_back({net_->nodes()[i].name, static_cast<uint64_t>(s.pid),
+                     s.starts, net_->nodes()[i].management_url()});
+  return out;
+}
+
+void chaos_run::sample_views() {
+  views_->poll();
+  auto now = steady::now();
+  if (stopping_ || views_->busy() || now < next_view_)
+    return;
+  next_view_ = now + view_interval;
+  views_->start_round(view_targets(), final_views_);
+}
+
+void chaos_run::final_views() {
+  final_views_ = true;
+  auto until = steady::now() + final_views_timeout;
+  while (steady::now() < until) {
+    pump(1s);
+    if (views_complete(opts_.dir))
       return;
   }
 }
@@ -553,7 +645,9 @@ int chaos_run::run() {
               {{"seed", opts_.seed},
                {"nodes", static_cast<uint64_t>(opts_.nodes)},
                {"mechanism", net_->mechanism()},
-               {"duration_s", static_cast<uint64_t>(opts_.duration.count())}});
+               {"duration_s", static_cast<uint64_t>(opts_.duration.count())},
+               {"quiet_after_ms",
+                static_cast<uint64_t>(schedule.rules.quiet_after.count())}});
   for (size_t i = 0; i < opts_.nodes; ++i)
     start_node(i);
   wait_for_members();
@@ -583,6 +677,8 @@ int chaos_run::run() {
   pump(opts_.settle);
   say("probing every account and the singleton");
   probe();
+  say("asking every live node for its membership view");
+  final_views();
   stop_all();
   return judge();
 }
@@ -609,6 +705,7 @@ nemesis_schedule plan_run(const run_options& opts) {
   in.timing.stable_after = ms(timing.stable_after);
   in.timing.down_all_when_unstable = ms(timing.down_all_when_unstable);
   in.timing.lease_ttl = ms(timing.lease_ttl);
+  in.timing.gossip_interval = ms(timing.gossip_interval);
   auto kinds = parse_fault_kinds(opts.faults);
   if (!kinds)
     throw std::invalid_argument(kinds.error().message);

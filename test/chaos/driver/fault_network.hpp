@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,11 +14,15 @@
 /// - `netns` (root): each node in its own network namespace on a bridge;
 ///   the store, etcd's proxy and the driver itself in the hub namespace;
 ///   partitions are iptables DROP rules in the nodes' namespaces, so the
-///   kernel drops the packets (TCP sees a real partition);
+///   kernel drops the packets (TCP sees a real partition); slow links are
+///   delay proxies in the hub that the nodes' cluster connections to and
+///   from the slow node are redirected through (iptables DNAT in the
+///   senders' namespaces; this kernel has no netem);
 /// - `transport` (anyone): every process on loopback; partitions are the
-///   transport's own blackhole, set through each node's management
-///   `/faults` (management.fault_injection=true, loopback only). A node
-///   keeps its faults in memory, so a restarted node is told again.
+///   transport's own blackhole and slow links its delay, set through each
+///   node's management `/faults` (management.fault_injection=true,
+///   loopback only). A node keeps its faults in memory, so a restarted
+///   node is told again.
 /// Not thread-safe (the driver's main thread).
 
 namespace troupe::chaos {
@@ -69,8 +74,24 @@ public:
   /// its output, a node's HTTP answer); empty on success.
   virtual std::string partition(const partition_spec& p) = 0;
 
-  /// Lifts partition `id` (0: every one). Errors as `partition`.
+  /// Lifts partition `id` (0: every one, and every slow link). Errors as
+  /// `partition`.
   virtual std::string heal(uint64_t id) = 0;
+
+  /// Delays every link between node `i` and each other node by `delay`,
+  /// in both directions, from now until `fast_links(i)` (across restarts
+  /// of any node); its links to the hub (etcd, the store, the driver) stay
+  /// fast. In netns mode the connections opened before keep their path
+  /// (the slow node's own are new: it is restarted behind the slow
+  /// links). Never together with a partition (the schedule keeps them
+  /// apart: netns' proxies would carry traffic around the partition).
+  /// Errors as `partition`.
+  virtual std::string slow_links(size_t i, std::chrono::milliseconds delay) = 0;
+
+  /// Ends node `i`'s slow links (none: nothing to do). In netns mode the
+  /// connections through the proxies are closed (the transport reconnects
+  /// directly). Errors as `partition`.
+  virtual std::string fast_links(size_t i) = 0;
 
   /// Node `i` (re)started and answers on its management port: a
   /// mechanism whose faults live in the nodes re-applies them. Errors as

@@ -66,28 +66,30 @@ int64_t mono_now_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-nemesis_log::nemesis_log(const std::filesystem::path& path) {
+line_file::line_file(const std::filesystem::path& path)
+  : name_(path.filename().string()) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw std::runtime_error(
       fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
 }
 
-nemesis_log::~nemesis_log() {
+line_file::~line_file() {
   if (fd_ >= 0)
     ::close(fd_);
+}
+
+void line_file::append(std::string_view line) {
+  if (::write(fd_, line.data(), line.size())
+      != static_cast<ssize_t>(line.size()))
+    throw std::runtime_error(
+      fmt::format("{}: write failed: {}", name_, std::strerror(errno)));
 }
 
 int64_t nemesis_log::write(std::string_view op,
                            const std::vector<log_field>& fields) {
   auto now = mono_now_ns();
-  auto line = nemesis_line(now, op, fields);
-  // One write per line; a failure here would hide a fault from the
-  // checker, so it stops the run.
-  if (::write(fd_, line.data(), line.size())
-      != static_cast<ssize_t>(line.size()))
-    throw std::runtime_error(
-      fmt::format("nemesis.jsonl: write failed: {}", std::strerror(errno)));
+  file_.append(nemesis_line(now, op, fields));
   return now;
 }
 

@@ -33,22 +33,40 @@ std::string nemesis_line(int64_t mono_ns, std::string_view op,
 /// CLOCK_MONOTONIC now, in nanoseconds.
 int64_t mono_now_ns();
 
-/// The open nemesis log. Not thread-safe (the driver's main thread).
-class nemesis_log {
+/// A file the driver appends whole lines to, each with one write(2), so a
+/// reader sees every line the driver finished even when it is killed. Not
+/// thread-safe (the driver's main thread).
+class line_file {
 public:
   /// Creates (truncates) `path`; throws std::runtime_error naming the
   /// path and the OS's reason when it cannot.
-  explicit nemesis_log(const std::filesystem::path& path);
-  ~nemesis_log();
+  explicit line_file(const std::filesystem::path& path);
+  ~line_file();
 
-  nemesis_log(const nemesis_log&) = delete;
-  nemesis_log& operator=(const nemesis_log&) = delete;
+  line_file(const line_file&) = delete;
+  line_file& operator=(const line_file&) = delete;
+
+  /// Appends `line` (with its newline); a failed or short write throws
+  /// std::runtime_error naming the file (a lost line would hide something
+  /// from the checker, so it stops the run).
+  void append(std::string_view line);
+
+private:
+  std::string name_;
+  int fd_ = -1;
+};
+
+/// The open nemesis log. Not thread-safe (the driver's main thread).
+class nemesis_log {
+public:
+  /// Creates (truncates) `path`; errors as line_file's.
+  explicit nemesis_log(const std::filesystem::path& path) : file_(path) {}
 
   /// Appends `op`, stamped now; returns the stamp.
   int64_t write(std::string_view op, const std::vector<log_field>& fields = {});
 
 private:
-  int fd_ = -1;
+  line_file file_;
 };
 
 } // namespace troupe::chaos

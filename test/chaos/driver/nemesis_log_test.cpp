@@ -21,7 +21,8 @@ TEST_CASE("nemesis log: every line the driver writes parses in the checker") {
                        {{"seed", uint64_t{7}},
                         {"nodes", uint64_t{5}},
                         {"mechanism", std::string{"netns"}},
-                        {"duration_s", uint64_t{120}}});
+                        {"duration_s", uint64_t{120}},
+                        {"quiet_after_ms", uint64_t{7020}}});
   text += nemesis_line(2, "node_start",
                        {{"node", std::string{"node-1"}},
                         {"pid", uint64_t{42}},
@@ -41,13 +42,21 @@ TEST_CASE("nemesis log: every line the driver writes parses in the checker") {
                         {"pid", uint64_t{42}},
                         {"status", std::string{"killed by signal 9"}}});
   text += nemesis_line(8, "store_exit", {{"status", std::string{"exit 0"}}});
+  text += nemesis_line(9, "majority_restart",
+                       {{"nodes", strings{"node-1", "node-3", "node-4"}}});
+  text += nemesis_line(10, "links_slow",
+                       {{"node", std::string{"node-2"}},
+                        {"delay_ms", uint64_t{1500}},
+                        {"mechanism", std::string{"netns"}}});
+  text += nemesis_line(11, "links_fast", {{"node", std::string{"node-2"}}});
   std::vector<std::string> problems;
   auto events = parse_nemesis(text, problems);
   CHECK(problems.empty());
-  REQUIRE(events.size() == 8);
+  REQUIRE(events.size() == 11);
   CHECK(events[0].op == nemesis_op::run_start);
   CHECK(events[0].seed == 7);
   CHECK(events[0].duration_s == 120);
+  CHECK(events[0].quiet_after_ms == 7020);
   CHECK(events[1].node == "node-1");
   CHECK(events[1].pid == 42);
   CHECK(events[1].start == 1);
@@ -61,4 +70,14 @@ TEST_CASE("nemesis log: every line the driver writes parses in the checker") {
   CHECK(events[6].status == "killed by signal 9");
   CHECK(events[7].op == nemesis_op::store_exit);
   CHECK(events[7].mono_ns == 8);
+  CHECK(events[8].op == nemesis_op::majority_restart);
+  CHECK(events[8].nodes_list == strings{"node-1", "node-3", "node-4"});
+  CHECK(events[9].op == nemesis_op::links_slow);
+  CHECK(events[9].node == "node-2");
+  CHECK(events[9].delay_ms == 1500);
+  CHECK(events[9].mechanism == "netns");
+  CHECK(events[10].op == nemesis_op::links_fast);
+  CHECK(events[10].node == "node-2");
+  CHECK(describe(events[9])
+        == "links_slow node=node-2 delay_ms=1500 mechanism=netns");
 }

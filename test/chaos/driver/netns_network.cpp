@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "fault_network.hpp"
+#include "troupe/chaos/delay_proxy.hpp"
 #include "troupe/test/netns_network.hpp"
 
 namespace troupe::chaos {
@@ -70,6 +71,8 @@ public:
   std::string heal(uint64_t id) override {
     if (id == 0) {
       ids_.clear();
+      // heal_all removes the redirects too; the proxies go with them.
+      slowed_.clear();
       auto err = net_.heal_all();
       return err ? err.message : std::string{};
     }
@@ -85,11 +88,80 @@ public:
     return {}; // the rules live in the namespaces, not in the process
   }
 
+  // One proxy in the hub per destination (the slow node for the others,
+  // each other node for the slow one); each sender's new connections to
+  // that destination's cluster port are redirected through it. A proxy
+  // delays the chunks of both directions, so every frame between the slow
+  // node and another is `delay` late.
+  std::string slow_links(size_t i, std::chrono::milliseconds delay) override {
+    auto err = fast_links(i);
+    auto& slow = slowed_[i];
+    auto to_slow = start_proxy(i, delay, err);
+    for (size_t j = 0; j < nodes_.size(); ++j) {
+      if (j == i)
+        continue;
+      if (to_slow)
+        err += redirect(slow, j, i, to_slow->port());
+      if (auto to_other = start_proxy(j, delay, err)) {
+        err += redirect(slow, i, j, to_other->port());
+        slow.proxies.push_back(std::move(to_other));
+      }
+    }
+    if (to_slow)
+      slow.proxies.push_back(std::move(to_slow));
+    return err;
+  }
+
+  std::string fast_links(size_t i) override {
+    auto found = slowed_.find(i);
+    if (found == slowed_.end())
+      return {};
+    std::string err;
+    for (auto id : found->second.redirects)
+      if (auto e = net_.heal(id))
+        err += e.message + "; ";
+    // Closes the proxied connections: both sides reconnect directly.
+    slowed_.erase(found);
+    return err;
+  }
+
 private:
+  struct slow_node {
+    std::vector<std::unique_ptr<delay_proxy>> proxies;
+    std::vector<uint32_t> redirects;
+  };
+
+  std::unique_ptr<delay_proxy>
+  start_proxy(size_t to, std::chrono::milliseconds delay, std::string& err) {
+    delay_proxy_config pc;
+    pc.listen_host = hub_host();
+    pc.upstream_host = nodes_[to].host;
+    pc.upstream_port = nodes_[to].cluster_port;
+    pc.delay = delay;
+    auto proxy = delay_proxy::start(pc);
+    if (!proxy) {
+      err += fmt::format("a delay proxy to {}: {}; ", nodes_[to].name,
+                         proxy.error().message);
+      return nullptr;
+    }
+    return std::move(*proxy);
+  }
+
+  std::string redirect(slow_node& slow, size_t from, size_t to, uint16_t port) {
+    auto id = net_.redirect(from + 1, nodes_[to].host, nodes_[to].cluster_port,
+                            hub_host(), port);
+    if (!id)
+      return id.error().message + "; ";
+    slow.redirects.push_back(*id);
+    return {};
+  }
+
   test::netns_network net_;
   std::vector<node_place> nodes_;
   // The schedule's partition ids -> the network's.
   std::map<uint64_t, uint32_t> ids_;
+  // The slow nodes (0-based) and what makes them slow.
+  std::map<size_t, slow_node> slowed_;
 };
 
 } // namespace

@@ -25,23 +25,40 @@ namespace {
 
 constexpr const char* loopback = "127.0.0.1";
 
-// What one node drops from or to one peer.
+// What one node drops from or to one peer, or the delay it adds to both
+// directions (a blackhole wins; the schedule never asks for both).
 struct cut {
   bool inbound = false;
   bool outbound = false;
+  std::chrono::milliseconds delay{0};
 
   friend bool operator==(const cut&, const cut&) = default;
 
   const char* direction() const {
     return inbound && outbound ? "both" : inbound ? "inbound" : "outbound";
   }
+
+  // The `/faults` form that puts it in force.
+  std::string form() const {
+    if (inbound || outbound)
+      return fmt::format("blackhole=true&direction={}", direction());
+    return fmt::format("delay_ms={}&direction=both", delay.count());
+  }
 };
 
 // (node, peer) -> the cut node applies to its traffic with peer.
 using cut_map = std::map<std::pair<size_t, size_t>, cut>;
 
-cut_map cuts_of(const std::map<uint64_t, partition_spec>& active) {
+cut_map cuts_of(const std::map<uint64_t, partition_spec>& active,
+                const std::map<size_t, std::chrono::milliseconds>& slowed,
+                size_t nodes) {
   cut_map out;
+  // Set on the other nodes only: they hold it while the slow node
+  // restarts (a new process has no faults until it is told).
+  for (auto& [slow, delay] : slowed)
+    for (size_t j = 0; j < nodes; ++j)
+      if (j != slow)
+        out[{j, slow}].delay = delay;
   for (auto& [id, p] : active)
     for (auto a : p.from)
       for (auto b : p.to) {
@@ -88,10 +105,22 @@ public:
   }
 
   std::string heal(uint64_t id) override {
-    if (id == 0)
+    if (id == 0) {
       active_.clear();
-    else
+      slowed_.clear();
+    } else
       active_.erase(id);
+    return sync();
+  }
+
+  std::string slow_links(size_t i, std::chrono::milliseconds delay) override {
+    slowed_[i] = delay;
+    return sync();
+  }
+
+  std::string fast_links(size_t i) override {
+    if (slowed_.erase(i) == 0)
+      return {};
     return sync();
   }
 
@@ -111,7 +140,7 @@ private:
   // Makes every node's faults those of the active partitions: a changed
   // (node, peer) is deleted, then put again if still wanted.
   std::string sync() {
-    auto wanted = cuts_of(active_);
+    auto wanted = cuts_of(active_, slowed_, nodes_.size());
     std::vector<runtime::http_request> deletes;
     std::vector<runtime::http_request> puts;
     std::set<std::pair<size_t, size_t>> keys;
@@ -139,8 +168,7 @@ private:
         r.url = fault_url(k.first, k.second);
         r.headers.push_back(
           {"Content-Type", "application/x-www-form-urlencoded"});
-        r.body
-          = fmt::format("blackhole=true&direction={}", w->second.direction());
+        r.body = w->second.form();
         r.timeout = std::chrono::seconds{2};
         puts.push_back(std::move(r));
       }
@@ -168,6 +196,7 @@ private:
 
   std::vector<node_place> nodes_;
   std::map<uint64_t, partition_spec> active_;
+  std::map<size_t, std::chrono::milliseconds> slowed_;
   cut_map applied_;
   demo::http_getter http_;
 };

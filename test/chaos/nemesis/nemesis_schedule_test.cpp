@@ -30,11 +30,13 @@ nemesis_inputs inputs(uint64_t seed, milliseconds duration) {
   return in;
 }
 
-/// One fault as the steps tell it: its start step and (but for
-/// lease_delete) its end step.
+/// One fault as the steps tell it: its start step, (but for lease_delete)
+/// its end step, and the steps between (a slow_restart's links_slow and
+/// restart).
 struct fault {
   nemesis_step start;
   std::optional<nemesis_step> end;
+  std::vector<nemesis_step> middle;
 
   milliseconds until() const {
     return end ? end->at : start.at;
@@ -45,30 +47,46 @@ struct fault {
            || start.op == step_op::lease_delete;
   }
 
-  /// The nodes this fault makes faulty: the killed or paused node, a
+  bool is_majority_restart() const {
+    return start.op == step_op::kill && start.nodes.size() > 1;
+  }
+
+  bool is_slow_restart() const {
+    return end && end->op == step_op::links_fast;
+  }
+
+  bool is_partition() const {
+    return start.op == step_op::partition;
+  }
+
+  /// The nodes this fault makes faulty: the killed or paused nodes, a
   /// partition's smaller side.
   std::vector<std::string> faulty() const {
     if (start.op == step_op::partition)
       return start.nodes.size() < start.to.size() ? start.nodes : start.to;
     return is_etcd() ? std::vector<std::string>{} : start.nodes;
   }
+
+  /// Whether this fault runs at some instant of [from, to).
+  bool overlaps(milliseconds from, milliseconds to) const {
+    return start.at < to && from < until();
+  }
 };
 
 std::vector<fault> faults_of(const nemesis_schedule& s) {
-  std::map<uint32_t, fault> by_number;
-  for (auto& step : s.steps) {
-    auto i = by_number.find(step.fault);
-    if (i == by_number.end())
-      by_number.emplace(step.fault, fault{step, std::nullopt});
-    else {
-      REQUIRE(!i->second.end);
-      i->second.end = step;
-    }
-  }
+  std::map<uint32_t, std::vector<nemesis_step>> by_number;
+  for (auto& step : s.steps)
+    by_number[step.fault].push_back(step);
   std::vector<fault> out;
-  for (auto& [n, f] : by_number) {
+  for (auto& [n, steps] : by_number) {
+    fault f{steps.front(), std::nullopt, {}};
+    if (steps.size() > 1)
+      f.end = steps.back();
+    f.middle.assign(steps.begin() + 1,
+                    steps.end() - (steps.size() > 1 ? 1 : 0));
     INFO(render(f.start));
     CHECK(f.end.has_value() == (f.start.op != step_op::lease_delete));
+    CHECK(f.middle.size() == (f.is_slow_restart() ? 2u : 0u));
     out.push_back(f);
   }
   return out;
@@ -89,6 +107,53 @@ step_op end_op_of(step_op start) {
   }
 }
 
+/// A slow_restart: kill and links_slow at once, the restart after a kill's
+/// hold, links_fast at least `slow_links.min` later; no partition runs
+/// meanwhile.
+void check_slow_restart(const fault& f, const std::vector<fault>& all,
+                        const nemesis_schedule& s) {
+  auto& r = s.rules;
+  nemesis_timing t;
+  REQUIRE(f.middle.size() == 2);
+  auto& slow = f.middle[0];
+  auto& restart = f.middle[1];
+  CHECK(f.start.nodes.size() == 1);
+  CHECK(slow.op == step_op::links_slow);
+  CHECK(slow.at == f.start.at);
+  CHECK(slow.delay >= t.link_delay_min);
+  CHECK(slow.delay <= t.link_delay_max);
+  CHECK(restart.op == step_op::restart);
+  for (auto* step : {&slow, &restart, &*f.end})
+    CHECK(step->nodes == f.start.nodes);
+  CHECK(restart.at - f.start.at >= r.kill.min);
+  CHECK(restart.at - f.start.at <= r.kill.max);
+  CHECK(f.end->at - restart.at >= r.slow_links.min);
+  for (auto& g : all)
+    if (g.is_partition()) {
+      INFO("partition " << render(g.start));
+      CHECK_FALSE(g.overlaps(f.start.at, f.until()));
+    }
+}
+
+/// A majority_restart: a majority but not every node, killed and
+/// restarted together after a kill's hold, and no other node fault from
+/// its start until `recovery` after its restart.
+void check_majority_restart(const fault& f, const std::vector<fault>& all,
+                            const nemesis_schedule& s, size_t nodes) {
+  auto& r = s.rules;
+  CHECK(f.start.nodes.size() >= majority_of(nodes));
+  CHECK(f.start.nodes.size() < nodes);
+  CHECK(f.end->nodes == f.start.nodes);
+  auto hold = f.until() - f.start.at;
+  CHECK(hold >= r.kill.min);
+  CHECK(hold <= r.kill.max);
+  for (auto& g : all)
+    if (!g.is_etcd() && g.start.at != f.start.at) {
+      INFO("node fault " << render(g.start));
+      CHECK_FALSE(g.overlaps(f.start.at, f.until() + r.recovery));
+    }
+}
+
 /// Checks every rule of make_schedule on `s`.
 void check_rules(const nemesis_schedule& s, size_t nodes) {
   INFO(render(s));
@@ -104,6 +169,14 @@ void check_rules(const nemesis_schedule& s, size_t nodes) {
   }
   for (auto& f : faults) {
     INFO(render(f.start));
+    if (f.is_slow_restart()) {
+      check_slow_restart(f, faults, s);
+      continue;
+    }
+    if (f.is_majority_restart()) {
+      check_majority_restart(f, faults, s, nodes);
+      continue;
+    }
     if (f.end) {
       CHECK(f.end->op == end_op_of(f.start.op));
       CHECK(f.end->nodes
@@ -145,12 +218,14 @@ void check_rules(const nemesis_schedule& s, size_t nodes) {
     }
   }
   // At every fault's start: the faulty nodes at that instant are at most a
-  // minority, distinct, and at most one etcd fault runs.
+  // minority (a majority_restart alone aside), distinct, and at most one
+  // etcd fault runs.
   for (auto& f : faults) {
     std::multiset<std::string> faulty;
     size_t etcd = 0;
     for (auto& g : faults) {
-      if (g.start.at <= f.start.at && f.start.at < g.until()) {
+      if (g.start.at <= f.start.at && f.start.at < g.until()
+          && !g.is_majority_restart()) {
         for (auto& n : g.faulty())
           faulty.insert(n);
         etcd += g.is_etcd() ? 1 : 0;
@@ -243,14 +318,42 @@ TEST_CASE("nemesis schedule: every fault kind and both asymmetric "
       two_node_partition = two_node_partition
                            || std::min(step.nodes.size(), step.to.size()) == 2;
     }
-    for (auto op : {"kill", "restart", "pause", "resume", "partition", "heal",
-                    "etcd_stop", "etcd_start", "etcd_slow", "etcd_fast",
-                    "lease_delete", "symmetric", "asymmetric"})
+    for (auto op :
+         {"kill", "restart", "pause", "resume", "partition", "heal",
+          "etcd_stop", "etcd_start", "etcd_slow", "etcd_fast", "lease_delete",
+          "symmetric", "asymmetric", "links_slow", "links_fast"})
       CHECK(ops.count(op) == 1);
+    auto faults = faults_of(s);
+    CHECK(std::any_of(faults.begin(), faults.end(),
+                      [](auto& f) { return f.is_majority_restart(); }));
+    CHECK(std::any_of(faults.begin(), faults.end(),
+                      [](auto& f) { return f.is_slow_restart(); }));
     CHECK(minority_from);
     CHECK(minority_to);
     CHECK(two_node_partition);
   }
+}
+
+TEST_CASE("nemesis schedule: majority restarts and slow restarts keep their "
+          "rules beside partitions, over 200 seeds") {
+  auto nodes = GENERATE(3u, 5u);
+  size_t majority = 0;
+  size_t slow = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    INFO("seed " << seed << ", " << nodes << " nodes");
+    auto in = inputs(seed, 5min);
+    in.nodes = default_nodes(nodes);
+    in.kinds = {fault_kind::majority_restart, fault_kind::slow_restart,
+                fault_kind::partition_symmetric, fault_kind::kill};
+    auto s = make(in);
+    check_rules(s, nodes);
+    for (auto& f : faults_of(s)) {
+      majority += f.is_majority_restart() ? 1 : 0;
+      slow += f.is_slow_restart() ? 1 : 0;
+    }
+  }
+  CHECK(majority >= 200);
+  CHECK(slow >= 200);
 }
 
 TEST_CASE("nemesis schedule: etcd faults sometimes overlap node faults") {
@@ -302,6 +405,13 @@ TEST_CASE("nemesis schedule: the rules follow from the timing") {
   CHECK(r->pause.min == r->downed + t.slack); // downed > ttl 3s
   CHECK(r->partition.min == r->downed + t.slack);
   CHECK(r->etcd.min == 4000ms);
+  // downed + 1.5s + 5 gossip rounds of 200ms + slack 1s.
+  CHECK(r->quiet_after == r->downed + 3500ms);
+  CHECK(r->slow_links.min == r->downed + t.slack);
+  CHECK(r->slow_links.max == 2 * r->slow_links.min);
+  CHECK(r->hold(fault_kind::majority_restart).min == r->kill.min);
+  CHECK(r->hold(fault_kind::slow_restart).min
+        == r->kill.min + r->slow_links.min);
   t.lease_ttl = 10s;
   r = rules_of(t);
   REQUIRE(r);
@@ -326,6 +436,10 @@ TEST_CASE("nemesis schedule: bad inputs are errors that name them") {
       row{"etcd_delay_min 2000ms is above etcd_delay_max 1500ms",
           [](auto& in) { in.timing.etcd_delay_min = 2s; }},
       row{"threshold 0 must be > 0", [](auto& in) { in.timing.threshold = 0; }},
+      row{"link_delay_min 2500ms is above link_delay_max 2000ms",
+          [](auto& in) { in.timing.link_delay_min = 2500ms; }},
+      row{"timing: gossip_interval 0ms must be > 0",
+          [](auto& in) { in.timing.gossip_interval = 0ms; }},
     }));
   auto in = inputs(1, 2min);
   change(in);
@@ -395,6 +509,15 @@ TEST_CASE("nemesis schedule: steps render one line each") {
   kill.nodes = {"node-3"};
   kill.fault = 1;
   CHECK(render(kill) == "   +0.005s kill node-3 (fault 1)");
+  nemesis_step links;
+  links.at = 40s;
+  links.op = step_op::links_slow;
+  links.nodes = {"node-2"};
+  links.delay = 1200ms;
+  links.fault = 5;
+  CHECK(render(links) == "  +40.000s links_slow node-2 1200ms (fault 5)");
+  kill.nodes = {"node-1", "node-2", "node-4"};
+  CHECK(render(kill) == "   +0.005s kill node-1,node-2,node-4 (fault 1)");
   CHECK(render_offset(-500ms) == "-0.500s");
   CHECK(render_offset(3600001ms) == "3600.001s");
   auto s = make(inputs(9, 2min));
@@ -412,12 +535,16 @@ TEST_CASE("nemesis ops: node faults and the ops that end a fault") {
     CHECK(is_node_fault(k)
           == (name.rfind("etcd", 0) != 0 && name != "lease_delete"));
   }
-  std::vector<step_op> ends = {step_op::restart, step_op::resume, step_op::heal,
-                               step_op::etcd_start, step_op::etcd_fast};
+  std::vector<step_op> ends
+    = {step_op::restart,    step_op::resume,    step_op::heal,
+       step_op::etcd_start, step_op::etcd_fast, step_op::links_fast};
   for (auto op : ends)
     CHECK(ends_fault(op));
   for (auto op :
        {step_op::kill, step_op::pause, step_op::partition, step_op::etcd_stop,
-        step_op::etcd_slow, step_op::lease_delete})
+        step_op::etcd_slow, step_op::lease_delete, step_op::links_slow})
     CHECK(!ends_fault(op));
+  CHECK(majority_of(5) == 3);
+  CHECK(majority_of(4) == 3);
+  CHECK(majority_of(3) == 2);
 }

@@ -336,6 +336,50 @@ TEST_CASE("netns network: partitions heal one by one, isolate cuts the hub "
   CHECK(net->enter_node(0).message.find("not in 1..3") != std::string::npos);
 }
 
+TEST_CASE("netns network: a redirect sends the connections node 1 opens to "
+          "node 2 to a listener in the hub, and only those, until healed") {
+  auto net = make_network(3);
+  if (!net)
+    return;
+  listeners ls{*net};
+  constexpr uint16_t proxy_port = tcp_port + 1;
+  auto proxy = socket_in(*net, 0, SOCK_STREAM, proxy_port);
+  REQUIRE(::listen(proxy.get(), 64) == 0);
+  auto before = connect(*net, 1, 2, arrives_within);
+  REQUIRE(before);
+  auto before_accepted = ls.accept(2);
+  auto id = net->redirect(1, netns_network::address(2), tcp_port,
+                          netns_network::hub_address(), proxy_port);
+  INFO((id ? std::string{} : id.error().message));
+  REQUIRE(id);
+  auto c = connect(*net, 1, 2, arrives_within);
+  REQUIRE(c);
+  REQUIRE(readable(proxy.get(), arrives_within));
+  fd at_proxy{::accept4(proxy.get(), nullptr, nullptr, SOCK_CLOEXEC)};
+  REQUIRE(at_proxy.get() >= 0);
+  CHECK(delivered(c->get(), at_proxy.get(), "via the hub", arrives_within));
+  CHECK_FALSE(readable(ls.by_node[2].get(), lost_after));
+  // Other nodes' connections and node 1's older one keep their path.
+  CHECK(reaches(*net, ls, 3, 2));
+  CHECK(reaches(*net, ls, 1, 3));
+  CHECK(
+    delivered(before->get(), before_accepted.get(), "direct", arrives_within));
+  REQUIRE(!net->heal(*id));
+  CHECK(reaches(*net, ls, 1, 2));
+  CHECK_FALSE(readable(proxy.get(), lost_after));
+  auto bad = net->redirect(4, netns_network::address(2), tcp_port,
+                           netns_network::hub_address(), proxy_port);
+  REQUIRE(!bad);
+  CHECK(bad.error().message == "netns network: node 4 is not in 1..3");
+  // heal_all removes redirects too.
+  REQUIRE(net->redirect(1, netns_network::address(2), tcp_port,
+                        netns_network::hub_address(), proxy_port));
+  REQUIRE(!net->heal_all());
+  CHECK(net->partitions().empty());
+  CHECK(reaches(*net, ls, 1, 2));
+  CHECK_FALSE(readable(proxy.get(), lost_after));
+}
+
 TEST_CASE("netns network: a node's launcher runs a program in its namespace "
           "and the namespaces of dead processes are removed") {
   // A namespace named as if a process that no longer exists made it.

@@ -233,6 +233,24 @@ runtime::expected<uint32_t> netns_network::isolate(size_t i) {
   return id;
 }
 
+runtime::expected<uint32_t>
+netns_network::redirect(size_t i, const std::string& address, uint16_t port,
+                        const std::string& to_address, uint16_t to_port) {
+  if (auto err = check_node(i))
+    return err;
+  auto id = next_id_++;
+  rule r{i,
+         "OUTPUT",
+         {"-p", "tcp", "-d", address, "--dport", std::to_string(port), "-m",
+          "comment", "--comment", "troupe-redirect-" + std::to_string(id), "-j",
+          "DNAT", "--to-destination",
+          to_address + ":" + std::to_string(to_port)},
+         "nat"};
+  if (auto err = add_rules(id, {std::move(r)}))
+    return err;
+  return id;
+}
+
 runtime::error netns_network::heal(uint32_t id) {
   auto found = partitions_.find(id);
   if (found == partitions_.end())
@@ -242,7 +260,7 @@ runtime::error netns_network::heal(uint32_t id) {
   partitions_.erase(found);
   runtime::error first;
   for (auto& r : rules) {
-    std::vector<std::string> args = {"-D", r.chain};
+    std::vector<std::string> args = {"-t", r.table, "-D", r.chain};
     args.insert(args.end(), r.spec.begin(), r.spec.end());
     auto err = iptables(r.node, std::move(args));
     if (err && !first)
@@ -255,8 +273,10 @@ runtime::error netns_network::heal_all() {
   partitions_.clear();
   runtime::error first;
   for (size_t i = 1; i <= nodes_.size(); ++i)
-    for (auto chain : {"INPUT", "OUTPUT"})
-      if (auto err = iptables(i, {"-F", chain}); err && !first)
+    for (auto [table, chain] :
+         {std::pair{"filter", "INPUT"}, std::pair{"filter", "OUTPUT"},
+          std::pair{"nat", "OUTPUT"}})
+      if (auto err = iptables(i, {"-t", table, "-F", chain}); err && !first)
         first = std::move(err);
   return first;
 }
@@ -295,7 +315,7 @@ runtime::error netns_network::add_rules(uint32_t id, std::vector<rule> rules) {
   // removes them).
   auto& kept = partitions_[id];
   for (auto& r : rules) {
-    std::vector<std::string> args = {"-A", r.chain};
+    std::vector<std::string> args = {"-t", r.table, "-A", r.chain};
     args.insert(args.end(), r.spec.begin(), r.spec.end());
     if (auto err = iptables(r.node, std::move(args)))
       return err;

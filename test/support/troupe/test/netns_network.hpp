@@ -156,24 +156,39 @@ public:
   /// (both directions). Returns an id for `heal`.
   runtime::expected<uint32_t> isolate(size_t i);
 
-  /// Removes the rules of partition `id` (an unknown or healed id is
-  /// bad_argument). Other partitions stay.
+  /// Sends the TCP connections that node `i` opens to `address:port` to
+  /// `to_address:to_port` instead (e.g. a delay proxy in the hub): a DNAT
+  /// rule in the nat table's OUTPUT chain of node i's namespace.
+  /// Connections opened before keep their path (NAT applies to a flow's
+  /// first packet); the target sees the connection come from node i's
+  /// address. Returns an id for `heal`, which removes the rule (new
+  /// connections then go to `address:port` again). Errors: bad_argument
+  /// for a node out of range, command_failed.
+  runtime::expected<uint32_t> redirect(size_t i, const std::string& address,
+                                       uint16_t port,
+                                       const std::string& to_address,
+                                       uint16_t to_port);
+
+  /// Removes the rules of partition (or redirect) `id` (an unknown or
+  /// healed id is bad_argument). Other partitions stay.
   runtime::error heal(uint32_t id);
 
-  /// Removes every partition: flushes INPUT and OUTPUT in every node
-  /// namespace. Tries every node and reports the first failure.
+  /// Removes every partition and redirect: flushes INPUT and OUTPUT, and
+  /// the nat table's OUTPUT, in every node namespace. Tries every node
+  /// and reports the first failure.
   runtime::error heal_all();
 
-  /// The ids of the partitions in force.
+  /// The ids of the partitions and redirects in force.
   std::vector<uint32_t> partitions() const;
 
 private:
   /// One iptables rule: the node whose namespace holds it, its chain and
-  /// its match and target (as after `-A <chain>`).
+  /// its match and target (as after `-A <chain>`), and its table.
   struct rule {
     size_t node;
     std::string chain;
     std::vector<std::string> spec;
+    std::string table = "filter";
   };
 
   runtime::error ip(std::vector<std::string> args);

@@ -19,6 +19,8 @@ constexpr fault_kind every_kind[] = {
   fault_kind::etcd_stop,
   fault_kind::etcd_slow,
   fault_kind::lease_delete,
+  fault_kind::majority_restart,
+  fault_kind::slow_restart,
 };
 
 } // namespace
@@ -39,6 +41,10 @@ const char* to_string(fault_kind x) noexcept {
       return "etcd_slow";
     case fault_kind::lease_delete:
       return "lease_delete";
+    case fault_kind::majority_restart:
+      return "majority_restart";
+    case fault_kind::slow_restart:
+      return "slow_restart";
   }
   return "?";
 }
@@ -106,6 +112,10 @@ const char* to_string(step_op x) noexcept {
       return "etcd_fast";
     case step_op::lease_delete:
       return "lease_delete";
+    case step_op::links_slow:
+      return "links_slow";
+    case step_op::links_fast:
+      return "links_fast";
   }
   return "?";
 }
@@ -115,14 +125,14 @@ const char* to_string(partition_kind x) noexcept {
 }
 
 bool is_node_fault(fault_kind k) noexcept {
-  return k == fault_kind::kill || k == fault_kind::pause
-         || k == fault_kind::partition_symmetric
-         || k == fault_kind::partition_asymmetric;
+  return k != fault_kind::etcd_stop && k != fault_kind::etcd_slow
+         && k != fault_kind::lease_delete;
 }
 
 bool ends_fault(step_op op) noexcept {
   return op == step_op::restart || op == step_op::resume || op == step_op::heal
-         || op == step_op::etcd_start || op == step_op::etcd_fast;
+         || op == step_op::etcd_start || op == step_op::etcd_fast
+         || op == step_op::links_fast;
 }
 
 std::string render_offset(std::chrono::milliseconds d) {
@@ -148,6 +158,10 @@ std::string render(const nemesis_step& step) {
       break;
     case step_op::etcd_slow:
       line += fmt::format(" {}ms", step.delay.count());
+      break;
+    case step_op::links_slow:
+      line += fmt::format(" {} {}ms", fmt::join(step.nodes, ","),
+                          step.delay.count());
       break;
     default:
       if (!step.nodes.empty())

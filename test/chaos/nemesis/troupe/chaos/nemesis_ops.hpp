@@ -32,10 +32,20 @@ enum class fault_kind : uint8_t {
   etcd_slow,
   /// The singleton's lease key deleted behind its holder's back.
   lease_delete,
+  /// kill -9 of a majority of the seed nodes at once (the driver lists
+  /// every node as a seed: a majority of the nodes, n / 2 + 1 to n - 1),
+  /// then their restart together while the others run (issue 24).
+  majority_restart,
+  /// kill -9 of one node and its restart behind slow links: every link
+  /// between it and the other nodes delayed (both directions) from the
+  /// kill until a while after the restart (issue 24: a restarting seed
+  /// whose links are slow).
+  slow_restart,
 };
 
 /// "kill", "pause", "partition_symmetric", "partition_asymmetric",
-/// "etcd_stop", "etcd_slow", "lease_delete".
+/// "etcd_stop", "etcd_slow", "lease_delete", "majority_restart",
+/// "slow_restart".
 const char* to_string(fault_kind x) noexcept;
 
 /// Every fault kind, in declaration order.
@@ -63,6 +73,8 @@ enum class step_op : uint8_t {
   etcd_slow,
   etcd_fast,
   lease_delete,
+  links_slow,
+  links_fast,
 };
 
 /// The op's name as in the log: "kill", "restart", "pause", ...
@@ -81,7 +93,12 @@ const char* to_string(partition_kind x) noexcept;
 
 /// One step: at `at` after the nemesis starts, do `op`.
 ///
-/// - kill, restart, pause, resume: `nodes` holds the one node.
+/// - kill, restart, pause, resume: `nodes` holds the one node; a
+///   majority_restart's kill and restart hold every node it restarts
+///   (killed together, restarted together).
+/// - links_slow: `nodes` holds the one node whose links to every other
+///   node get `delay` added, in each direction; links_fast: that node,
+///   whose links are fast again.
 /// - partition: `nodes` is the `from` side, `to` the other, `partition` the
 ///   shape, `id` the partition's number (from 1, unique in the schedule).
 /// - heal: `id` names the partition to heal.
@@ -92,7 +109,8 @@ const char* to_string(partition_kind x) noexcept;
 ///
 /// `fault` numbers the fault (from 1) the step belongs to: a fault's start
 /// and end steps (kill and restart, ...) share it; lease_delete is a fault
-/// of one step.
+/// of one step; a slow_restart has four (kill, links_slow at once, then
+/// restart, then links_fast).
 struct nemesis_step {
   std::chrono::milliseconds at{0};
   step_op op = step_op::kill;
@@ -102,23 +120,27 @@ struct nemesis_step {
   uint32_t id = 0;
   std::chrono::milliseconds delay{0};
   uint32_t fault = 0;
+  /// The kind of that fault.
+  fault_kind kind = fault_kind::kill;
 
   friend bool operator==(const nemesis_step&, const nemesis_step&) = default;
 };
 
-/// True for the kinds that fault nodes (kill, pause, partitions), as
-/// opposed to etcd's (etcd_stop, etcd_slow, lease_delete).
+/// True for the kinds that fault nodes (kill, pause, partitions,
+/// majority_restart, slow_restart), as opposed to etcd's (etcd_stop,
+/// etcd_slow, lease_delete).
 bool is_node_fault(fault_kind k) noexcept;
 
-/// True for the ops that end a fault (restart, resume, heal, etcd_start,
-/// etcd_fast).
+/// True for the ops that end a fault or a part of one (restart, resume,
+/// heal, etcd_start, etcd_fast, links_fast).
 bool ends_fault(step_op op) noexcept;
 
 /// An offset as seconds with milliseconds, e.g. "12.345s", "-0.500s".
 std::string render_offset(std::chrono::milliseconds d);
 
 /// One line, e.g. `+12.345s partition #2 asymmetric {node-1} -> {node-2,
-/// node-3,node-4,node-5} (fault 3)`.
+/// node-3,node-4,node-5} (fault 3)`, `+40.000s links_slow node-2 1200ms
+/// (fault 5)`.
 std::string render(const nemesis_step& step);
 
 namespace detail {

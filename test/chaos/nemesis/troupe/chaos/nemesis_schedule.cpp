@@ -122,12 +122,37 @@ private:
     return t;
   }
 
+  /// The first instant from `t` on where no node is faulty or recovering.
+  milliseconds all_free_from(milliseconds t) const {
+    for (auto u : busy_until_)
+      t = std::max(t, u);
+    return t;
+  }
+
+  /// The first instant from the cursor on where a fault of `kind` may
+  /// start: a majority_restart when every node is free; slow links never
+  /// overlap a partition (in netns mode their proxies would carry traffic
+  /// around the partition's rules), so each waits for the other's end.
+  milliseconds earliest_start(fault_kind kind) const {
+    switch (kind) {
+      case fault_kind::majority_restart:
+        return all_free_from(t_);
+      case fault_kind::slow_restart:
+        return node_capacity_from(std::max(t_, partition_until_));
+      case fault_kind::partition_symmetric:
+      case fault_kind::partition_asymmetric:
+        return node_capacity_from(std::max(t_, slow_until_));
+      default:
+        return is_node_fault(kind) ? node_capacity_from(t_)
+                                   : std::max(t_, etcd_busy_until_);
+    }
+  }
+
   /// Places one fault of `kind` at or after the cursor; false if it does
   /// not fit before the end.
   bool place(fault_kind kind) {
     auto hold = rules_.hold(kind);
-    auto start = is_node_fault(kind) ? node_capacity_from(t_)
-                                     : std::max(t_, etcd_busy_until_);
+    auto start = earliest_start(kind);
     // Nothing runs at `start` (the fault waited, or its overlap draw fell
     // at the end of the previous one): keep the quiet gap.
     if (start >= active_until_)
@@ -138,6 +163,7 @@ private:
       = start
         + draw_.between(hold.min, std::min(hold.max, in_.duration - start));
     ++fault_;
+    kind_ = kind;
     if (is_node_fault(kind))
       place_node_fault(kind, start, end);
     else
@@ -174,18 +200,32 @@ private:
     s.nodes = std::move(nodes);
     s.id = id;
     s.fault = fault_;
+    s.kind = kind_;
     steps_.push_back(std::move(s));
   }
 
+  /// How many nodes a fault of `kind` starting at `start` faults.
+  size_t draw_size(fault_kind kind, milliseconds start) {
+    auto n = in_.nodes.size();
+    switch (kind) {
+      case fault_kind::partition_symmetric:
+      case fault_kind::partition_asymmetric:
+        return draw_.between(1, minority_of(n) - busy_at(start));
+      case fault_kind::majority_restart:
+        return draw_.between(majority_of(n), n - 1);
+      default:
+        return 1;
+    }
+  }
+
   void place_node_fault(fault_kind kind, milliseconds start, milliseconds end) {
-    auto capacity = minority_of(in_.nodes.size()) - busy_at(start);
-    auto n = size_t{1};
-    if (kind == fault_kind::partition_symmetric
-        || kind == fault_kind::partition_asymmetric)
-      n = draw_.between(1, capacity);
-    auto picked = pick_free(start, n);
+    auto picked = pick_free(start, draw_size(kind, start));
     for (auto i : picked)
       busy_until_[i] = end + rules_.recovery;
+    // While a majority is down nothing else faults a node: the survivors
+    // are the cluster's only members.
+    if (kind == fault_kind::majority_restart)
+      std::fill(busy_until_.begin(), busy_until_.end(), end + rules_.recovery);
     std::vector<std::string> side;
     std::vector<std::string> rest;
     for (size_t i = 0; i < in_.nodes.size(); ++i)
@@ -193,6 +233,7 @@ private:
         .push_back(in_.nodes[i]);
     switch (kind) {
       case fault_kind::kill:
+      case fault_kind::majority_restart:
         add(start, step_op::kill, side);
         add(end, step_op::restart, side);
         return;
@@ -200,14 +241,19 @@ private:
         add(start, step_op::pause, side);
         add(end, step_op::resume, side);
         return;
+      case fault_kind::slow_restart:
+        place_slow_restart(side, start, end);
+        return;
       default:
         break;
     }
+    partition_until_ = std::max(partition_until_, end);
     nemesis_step s;
     s.at = start;
     s.op = step_op::partition;
     s.id = ++partition_;
     s.fault = fault_;
+    s.kind = kind;
     s.nodes = std::move(side);
     s.to = std::move(rest);
     if (kind == fault_kind::partition_asymmetric) {
@@ -217,6 +263,24 @@ private:
     }
     steps_.push_back(std::move(s));
     add(end, step_op::heal, {}, partition_);
+  }
+
+  /// kill and links_slow at `start`, the restart after the kill's hold,
+  /// links_fast at `end` (at least `slow_links.min` after the restart).
+  void place_slow_restart(const std::vector<std::string>& node,
+                          milliseconds start, milliseconds end) {
+    auto& r = rules_;
+    auto restart
+      = start
+        + draw_.between(r.kill.min,
+                        std::min(r.kill.max, end - start - r.slow_links.min));
+    add(start, step_op::kill, node);
+    add(start, step_op::links_slow, node);
+    steps_.back().delay
+      = draw_.between(in_.timing.link_delay_min, in_.timing.link_delay_max);
+    add(restart, step_op::restart, node);
+    add(end, step_op::links_fast, node);
+    slow_until_ = std::max(slow_until_, end);
   }
 
   void place_etcd_fault(fault_kind kind, milliseconds start, milliseconds end) {
@@ -245,9 +309,13 @@ private:
   milliseconds t_{0};
   milliseconds active_until_{0};
   milliseconds etcd_busy_until_{0};
+  // The end of the latest partition and of the latest slow links.
+  milliseconds partition_until_{0};
+  milliseconds slow_until_{0};
   std::vector<milliseconds> busy_until_;
   std::vector<nemesis_step> steps_;
   uint32_t fault_ = 0;
+  fault_kind kind_ = fault_kind::kill;
   uint32_t partition_ = 0;
 };
 
@@ -319,13 +387,14 @@ std::string render(const nemesis_schedule& schedule) {
   };
   auto out = fmt::format(
     "nemesis schedule: seed {}, duration {}, {} nodes {{{}}}, {} steps\n"
-    "  detection {}, downed {}, recovery gap >= {}; holds: kill {}, pause "
-    "{}, partition {}, etcd {}\n",
+    "  detection {}, downed {}, recovery gap >= {}, quiet after {}; holds: "
+    "kill {}, pause {}, partition {}, etcd {}, slow links after a restart "
+    "{}\n",
     schedule.seed, render_offset(schedule.duration), schedule.nodes.size(),
     fmt::join(schedule.nodes, ","), schedule.steps.size(),
     render_offset(r.detection), render_offset(r.downed),
-    render_offset(r.recovery), range(r.kill), range(r.pause),
-    range(r.partition), range(r.etcd));
+    render_offset(r.recovery), render_offset(r.quiet_after), range(r.kill),
+    range(r.pause), range(r.partition), range(r.etcd), range(r.slow_links));
   for (auto& step : schedule.steps)
     out += render(step) + "\n";
   return out;

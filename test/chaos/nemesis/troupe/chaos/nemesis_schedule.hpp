@@ -52,7 +52,11 @@ struct nemesis_schedule {
 /// drawn among the nodes that are neither faulty nor recovering. Rules:
 /// - at most `minority_of(nodes)` nodes are faulty (killed, paused, or on a
 ///   partition's minority side) at once, counting a node as faulty until
-///   `recovery` after its fault ended;
+///   `recovery` after its fault ended; the exception is a
+///   majority_restart, which kills `majority_of(nodes)` to nodes - 1 of
+///   them together, starts only when every node is free and keeps every
+///   node busy until `recovery` after its restart;
+/// - a slow_restart's slow links never overlap a partition;
 /// - one etcd fault (etcd_stop, etcd_slow, lease_delete) at a time, the
 ///   next at least `recovery` after the previous one ended;
 /// - after each fault, with probability overlap_percent the next starts
