@@ -157,19 +157,21 @@ public:
   }
 
   /// Sets a fault on node `on`'s link to node `peer`'s cluster endpoint
-  /// through `PUT /faults` (`direction` both, inbound or outbound);
-  /// `delay_ms` 0 and no blackhole heals it.
+  /// through `PUT /faults` (`direction` both, inbound or outbound); no
+  /// blackhole and `delay_ms` 0 heals it (`DELETE /faults`).
   void fault(size_t on, size_t peer, bool blackhole, int delay_ms = 0,
              const char* direction = "both") {
-    auto body
-      = fmt::format(R"({{"blackhole":{},"delay_ms":{},"direction":"{}"}})",
-                    blackhole ? "true" : "false", delay_ms, direction);
-    auto r
-      = http_.call("PUT",
-                   fmt::format("http://127.0.0.1:{}/faults/127.0.0.1:{}",
-                               management_ports_[on], cluster_ports_[peer]),
-                   body);
-    INFO("PUT /faults on node " << on + 1);
+    auto url = fmt::format("http://127.0.0.1:{}/faults/127.0.0.1:{}",
+                           management_ports_[on], cluster_ports_[peer]);
+    auto r = !blackhole && delay_ms == 0
+               ? http_.call("DELETE", url)
+               : http_.call("PUT", url,
+                            fmt::format(R"({{"blackhole":{},"delay_ms":{},)"
+                                        R"("direction":"{}"}})",
+                                        blackhole ? "true" : "false", delay_ms,
+                                        direction));
+    INFO("faults on node " << on + 1 << ": "
+                           << (r ? r->body : r.error().message));
     REQUIRE(r);
     REQUIRE(r->status == 200);
   }

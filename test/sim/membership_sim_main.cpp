@@ -111,11 +111,11 @@ int main(int argc, char** argv) {
   bootstrap_flag->excludes(singleton_flag);
   bootstrap_flag->excludes(sharding_flag);
   CLI11_PARSE(app, argc, argv);
-  using troupe::bootstrap::planted_bug;
+  using boot_planted = troupe::bootstrap::planted_bug;
   auto boot_bug = bootstrap_bug == "found_without_all_probed"
-                    ? planted_bug::found_without_all_probed
-                  : bootstrap_bug == "never_found" ? planted_bug::never_found
-                                                   : planted_bug::none;
+                    ? boot_planted::found_without_all_probed
+                  : bootstrap_bug == "never_found" ? boot_planted::never_found
+                                                   : boot_planted::none;
   troupe::sim::sharding_bug_named(sharding_bug, sharding_options);
   sharding_options.use_lease = singleton_options.use_lease;
   singleton_options.bug = *troupe::sim::singleton_bug_named(singleton_bug);

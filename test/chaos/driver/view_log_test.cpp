@@ -52,6 +52,9 @@ struct members_source : management::management_source {
                        const std::string&) override {
     return none();
   }
+  runtime::expected<std::string> bootstrap_seed_nodes() const override {
+    return none();
+  }
   runtime::expected<std::vector<management::fault_view>>
   faults() const override {
     return none();
