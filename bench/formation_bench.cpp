@@ -3,8 +3,9 @@
 // Starts N cluster_node processes (default 5) on 127.0.0.1 together and
 // measures the time from the first start until every node has printed
 // `event member_up` for all N, for:
-//   baseline  static seeds (every node a seed, the first founds once every
-//             other answered): the join itself, with nothing to wait for;
+//   baseline  the join: node 1 runs alone (its own cluster), then the
+//             others start with it as their seed, timed from their start
+//             until all see all up;
 //   config    Cluster Bootstrap through the config method, every node a
 //             contact point, required_contact_point_nr = N.
 // Both with the same shortened settings (cluster_node_flags: gossip and
@@ -73,19 +74,35 @@ struct round_result {
 };
 
 // Starts n nodes with `flags(i)` and returns the time until all see all.
-round_result
-form(size_t n, const fs::path& dir, const std::string& tag,
-     const std::function<std::vector<std::string>(size_t)>& flags) {
+// With `first_alone`, node 1 is started first and awaited (up in its own
+// cluster); the clock starts when the others start: the time of a join.
+round_result form(size_t n, const fs::path& dir, const std::string& tag,
+                  const std::function<std::vector<std::string>(size_t)>& flags,
+                  bool first_alone = false) {
   std::vector<std::unique_ptr<troupe::test::child>> nodes;
   std::vector<fs::path> outs;
-  auto started = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < n; ++i) {
+  auto spawn = [&](size_t i) {
     auto args = flags(i);
     args.insert(args.begin(), TROUPE_CLUSTER_NODE);
     outs.push_back(dir / fmt::format("{}-node{}.out", tag, i + 1));
     nodes.push_back(std::make_unique<troupe::test::child>(
       fmt::format("node{}", i + 1), std::move(args), outs.back()));
+  };
+  size_t first = 0;
+  if (first_alone) {
+    spawn(0);
+    first = 1;
+    auto until = std::chrono::steady_clock::now() + 30s;
+    while (members_up(read_all(outs[0])) < 1) {
+      if (nodes[0]->crashed() || std::chrono::steady_clock::now() > until)
+        fail(fmt::format("{}: node 1 did not come up:\n{}", tag,
+                         read_all(outs[0])));
+      std::this_thread::sleep_for(10ms);
+    }
   }
+  auto started = std::chrono::steady_clock::now();
+  for (size_t i = first; i < n; ++i)
+    spawn(i);
   auto deadline = started + 60s;
   for (;;) {
     bool all = true;
@@ -147,9 +164,8 @@ int main(int argc, char** argv) {
   std::vector<double> baseline, config;
   for (int r = 0; r < rounds; ++r) {
     auto ports = troupe::test::free_ports(2 * n);
-    std::string seeds, contacts;
+    std::string contacts;
     for (size_t i = 0; i < n; ++i) {
-      seeds += fmt::format("{}127.0.0.1:{}", i ? "," : "", ports[2 * i]);
       contacts += fmt::format("{}127.0.0.1:{}", i ? "," : "", ports[2 * i + 1]);
     }
     auto common = [&](size_t i, const std::string& seed) {
@@ -158,8 +174,11 @@ int main(int argc, char** argv) {
       f.push_back("--log.level=info");
       return f;
     };
-    auto b = form(n, dir, fmt::format("static{}", r),
-                  [&](size_t i) { return common(i, seeds); });
+    // The join: n - 1 nodes joining a running node through it as seed.
+    auto first_seed = fmt::format("127.0.0.1:{}", ports[0]);
+    auto b = form(
+      n, dir, fmt::format("join{}", r),
+      [&](size_t i) { return common(i, first_seed); }, true);
     auto c = form(n, dir, fmt::format("config{}", r), [&](size_t i) {
       auto f = common(i, "");
       f.push_back("--with_management");
@@ -180,14 +199,15 @@ int main(int argc, char** argv) {
                        c.foundings));
     baseline.push_back(b.seconds);
     config.push_back(c.seconds);
-    std::printf("round %d: static seeds %.3f s, bootstrap (config) %.3f s\n",
-                r + 1, b.seconds, c.seconds);
+    std::printf("round %d: join %.3f s, bootstrap (config) %.3f s\n", r + 1,
+                b.seconds, c.seconds);
   }
   auto join = median(baseline);
   auto floor = stable_ms / 1000.0 + probe_ms / 1000.0 + join;
   auto measured = median(config);
   std::printf("formation of %zu processes (median of %d rounds):\n", n, rounds);
-  std::printf("  static seeds (baseline, the join)      %.3f s\n", join);
+  std::printf("  join of %zu nodes to a running one      %.3f s\n", n - 1,
+              join);
   std::printf("  bootstrap, config method               %.3f s\n", measured);
   std::printf("  floor: stable_margin %.3f + probe_interval %.3f + join %.3f "
               "= %.3f s\n",
