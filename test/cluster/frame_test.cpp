@@ -95,7 +95,7 @@ TEST_CASE("frame: header layout is version, kind, lane, flags, length (BE)") {
   std::vector<std::byte> out;
   append_frame(out, frame_kind::message, lane::ordinary, bytes_of("abc"));
   CHECK(out == [] {
-    auto h = raw_header(1, 2, 1, 0, 3);
+    auto h = raw_header(protocol_major, 2, 1, 0, 3);
     h.insert(h.end(), {std::byte{'a'}, std::byte{'b'}, std::byte{'c'}});
     return h;
   }());
@@ -154,32 +154,39 @@ TEST_CASE("frame: every view of one chunk stays valid until the next feed") {
 
 TEST_CASE("frame: header violations are named and close the stream") {
   const uint32_t max = 4096;
+  const uint8_t v = protocol_major;
   using row
     = std::tuple<std::string, std::vector<std::byte>, frame_error, std::string>;
   auto [label, header, code, text] = GENERATE_COPY(
     table<std::string, std::vector<std::byte>, frame_error, std::string>({
       row{"version 0", raw_header(0, 2, 1, 0, 3), frame_error::bad_version,
-          "frame version 0 (expected 1)"},
-      row{"a message frame of major 2 (a newer peer)",
-          raw_header(2, 2, 1, 0, 3), frame_error::bad_version,
-          "frame version 2 (expected 1)"},
+          "frame version 0 (expected " + std::to_string(v) + ")"},
+      row{"a message frame of the next major (a newer peer)",
+          raw_header(v + 1, 2, 1, 0, 3), frame_error::bad_version,
+          "frame version " + std::to_string(v + 1) + " (expected "
+            + std::to_string(v) + ")"},
+      row{"a message frame of the previous major (an older peer)",
+          raw_header(v - 1, 2, 1, 0, 3), frame_error::bad_version,
+          "frame version " + std::to_string(v - 1) + " (expected "
+            + std::to_string(v) + ")"},
       row{"a handshake frame of major 0", raw_header(0, 1, 0, 0, 3),
-          frame_error::bad_version, "frame version 0 (expected 1)"},
+          frame_error::bad_version,
+          "frame version 0 (expected " + std::to_string(v) + ")"},
       row{"an HTTP request ('G')", raw_header('G', 'E', 'T', ' ', 0),
           frame_error::bad_version, "frame version 71"},
-      row{"kind 0", raw_header(1, 0, 1, 0, 3), frame_error::bad_kind,
+      row{"kind 0", raw_header(v, 0, 1, 0, 3), frame_error::bad_kind,
           "frame kind 0"},
-      row{"kind 3", raw_header(1, 3, 1, 0, 3), frame_error::bad_kind,
+      row{"kind 3", raw_header(v, 3, 1, 0, 3), frame_error::bad_kind,
           "frame kind 3"},
-      row{"lane 2", raw_header(1, 2, 2, 0, 3), frame_error::bad_lane,
+      row{"lane 2", raw_header(v, 2, 2, 0, 3), frame_error::bad_lane,
           "frame lane 2"},
-      row{"flags set", raw_header(1, 2, 0, 0x80, 3), frame_error::bad_flags,
+      row{"flags set", raw_header(v, 2, 0, 0x80, 3), frame_error::bad_flags,
           "frame flags 0x80"},
-      row{"length max + 1", raw_header(1, 2, 1, 0, max + 1),
+      row{"length max + 1", raw_header(v, 2, 1, 0, max + 1),
           frame_error::oversized,
           "frame length 4097 exceeds max_frame_size "
           "4096"},
-      row{"length 4 GiB - 1", raw_header(1, 2, 1, 0, 0xFFFFFFFF),
+      row{"length 4 GiB - 1", raw_header(v, 2, 1, 0, 0xFFFFFFFF),
           frame_error::oversized, "frame length 4294967295 exceeds"},
     }));
   INFO(label);
@@ -232,7 +239,7 @@ TEST_CASE("frame: the version byte is the sender's major: a handshake frame "
 
 TEST_CASE("frame: an oversized length fails before its payload is buffered") {
   frame_decoder dec{1024};
-  auto header = raw_header(1, 2, 1, 0, 1 << 30);
+  auto header = raw_header(protocol_major, 2, 1, 0, 1 << 30);
   dec.feed(std::span{header}.first(5));
   CHECK(dec.next().status == decode_status::need_more);
   dec.feed(std::span{header}.subspan(5));

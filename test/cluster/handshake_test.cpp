@@ -115,6 +115,47 @@ TEST_CASE("handshake: matching secrets and names establish both sides") {
     CHECK(m.size() <= handshake_max_frame_size);
 }
 
+TEST_CASE("handshake: each side learns the other's cluster incarnation; "
+          "another one still establishes") {
+  auto x = a;
+  auto y = b;
+  x.incarnation = cluster_incarnation{0x1111, wall_time{std::chrono::hours{1}}};
+  y.incarnation = cluster_incarnation{0x2222, wall_time{std::chrono::hours{2}}};
+  auto t = run_ab(x, y);
+  REQUIRE(t.server_end.status == handshake_status::established);
+  REQUIRE(t.client_end.status == handshake_status::established);
+  CHECK(t.server_end.peer_incarnation == x.incarnation);
+  CHECK(t.client_end.peer_incarnation == y.incarnation);
+  // A node that is in no cluster yet says so (id 0).
+  auto none = run_ab(a, y);
+  CHECK(none.server_end.peer_incarnation == cluster_incarnation{});
+  CHECK_FALSE(none.server_end.peer_incarnation.is_set());
+  CHECK(none.client_end.peer_incarnation == y.incarnation);
+}
+
+TEST_CASE("handshake: the incarnations are covered by the MACs") {
+  auto x = a;
+  auto y = b;
+  x.incarnation = cluster_incarnation{0x1111, wall_time{std::chrono::hours{1}}};
+  y.incarnation = cluster_incarnation{0x2222, wall_time{std::chrono::hours{2}}};
+  // The server's incarnation is the 16 bytes before the welcome's MAC; the
+  // client's, the last 16 of the hello: flip a bit of each id.
+  auto welcome = run_ab(x, y, {"10.0.0.2", 2552}, 1,
+                        [](size_t i, std::vector<std::byte>& m) {
+                          if (i == 3)
+                            m[m.size() - 32 - 9] ^= std::byte{1};
+                        });
+  CHECK(welcome.client_end.status == handshake_status::failed);
+  CHECK_THAT(welcome.client_end.reason, Catch::Contains("does not verify"));
+  auto hello = run_ab(x, y, {"10.0.0.2", 2552}, 1,
+                      [](size_t i, std::vector<std::byte>& m) {
+                        if (i == 0)
+                          m[m.size() - 9] ^= std::byte{1};
+                      });
+  CHECK(hello.server_end.status == handshake_status::failed);
+  CHECK_THAT(hello.server_end.reason, Catch::Contains("does not verify"));
+}
+
 TEST_CASE("handshake: before the proof the acceptor reveals only its nonce") {
   // Whatever the client claims, the server answers the hello with the same
   // shape: one type byte and 32 random bytes (no name, no uid, no MAC).
@@ -218,7 +259,7 @@ TEST_CASE("handshake: protocol versions: the same major establishes "
 TEST_CASE("handshake: another major without the secret learns nothing, and "
           "a forged refusal fails") {
   auto stranger = node("10.0.0.1", 2552, 11, "prod", "not the secret");
-  stranger.protocol = {2, 0};
+  stranger.protocol = {static_cast<uint8_t>(protocol_major + 1), 0};
   auto t = run_ab(stranger, b);
   CHECK(t.server_end.status == handshake_status::failed);
   CHECK(t.server_end.send.empty());
@@ -226,7 +267,7 @@ TEST_CASE("handshake: another major without the secret learns nothing, and "
   CHECK(t.client_end.status == handshake_status::in_progress);
   // A refusal whose MAC does not verify is not believed.
   auto newer = a;
-  newer.protocol = {2, 0};
+  newer.protocol = {static_cast<uint8_t>(protocol_major + 1), 0};
   auto forged = run_ab(newer, b, {"10.0.0.2", 2552}, 1,
                        [](size_t i, std::vector<std::byte>& m) {
                          if (i == 3)

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "troupe/cluster/join_config_checker.hpp"
+#include "troupe/cluster/protocol_version.hpp"
 
 using namespace troupe::cluster;
 
@@ -116,10 +117,11 @@ TEST_CASE("join_config_of and join_config_checker_of: cluster name and "
   REQUIRE_FALSE(cfg.set("orders.partitions", "100",
                         troupe::runtime::config_origin{"test"}));
   auto local = join_config_of(cfg);
-  CHECK(local
-        == join_config{{"cluster.name", "shop"},
-                       {"orders.partitions", "100"},
-                       {"troupe.protocol_major", "1"}});
+  CHECK(
+    local
+    == join_config{{"cluster.name", "shop"},
+                   {"orders.partitions", "100"},
+                   {"troupe.protocol_major", std::to_string(protocol_major)}});
   auto checker = join_config_checker_of(cfg);
   CHECK(checker.rules()
         == std::map<std::string, join_config_rule>{
@@ -143,7 +145,8 @@ TEST_CASE("join_config_of and join_config_checker_of: cluster name and "
   troupe::runtime::config plain_cfg{plain};
   CHECK(
     join_config_of(plain_cfg)
-    == join_config{{"cluster.name", "shop"}, {"troupe.protocol_major", "1"}});
+    == join_config{{"cluster.name", "shop"},
+                   {"troupe.protocol_major", std::to_string(protocol_major)}});
   CHECK(join_config_checker_of(plain_cfg).rules()
         == default_join_config_checker().rules());
 }

@@ -4,12 +4,14 @@ troupe_test(NAME membership_unit_tests LABEL unit
   SOURCES
     app_version_test.cpp
     cluster_events_test.cpp
+    cluster_merge_test.cpp
     gossip_generator.cpp
     gossip_merge_laws_test.cpp
     gossip_test.cpp
     leader_actions_test.cpp
     leave_progress_test.cpp
     member_test.cpp
+    membership_engine_merge_test.cpp
     membership_engine_test.cpp
     membership_state_test.cpp
     reachability_test.cpp

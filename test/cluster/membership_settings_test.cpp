@@ -47,6 +47,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
     row{"cluster.allow_weakly_up_members", "7s"},
     row{"cluster.prune_gossip_tombstones_after", "24h"},
     row{"cluster.shutdown_when_downed", "true"},
+    row{"cluster.incarnation_probe_interval", "10s"},
     row{"cluster.failure_detector.threshold", "8"},
     row{"cluster.failure_detector.max_sample_size", "1000"},
     row{"cluster.failure_detector.min_std_deviation", "100ms"},
@@ -59,7 +60,7 @@ TEST_CASE("membership keys: every key with Akka's default") {
   REQUIRE(schema().find(key) != nullptr);
   CHECK_FALSE(schema().find(key)->description.empty());
   CHECK(cfg.render(key) == rendered);
-  CHECK(schema().keys().size() == 24);
+  CHECK(schema().keys().size() == 25);
 }
 
 TEST_CASE("membership keys: the transport's keys are not declared again") {
@@ -88,6 +89,8 @@ TEST_CASE("membership_settings_from_config: the defaults are the struct's") {
   CHECK(s->allow_weakly_up_members == d.allow_weakly_up_members);
   CHECK(s->prune_gossip_tombstones_after == 24h);
   CHECK(s->shutdown_when_downed);
+  CHECK(s->incarnation_probe_interval == 10s);
+  CHECK(d.incarnation_probe_interval == 10s);
   auto& fd = s->failure_detector;
   CHECK(fd.threshold == 8.0);
   CHECK(fd.max_sample_size == 1000);
@@ -112,6 +115,7 @@ TEST_CASE("membership_settings_from_config: values that were set") {
   set("cluster.shutdown_after_unsuccessful_join_seed_nodes", "2m");
   set("cluster.allow_weakly_up_members", "off");
   set("cluster.shutdown_when_downed", "false");
+  set("cluster.incarnation_probe_interval", "off");
   set("cluster.failure_detector.heartbeat_interval", "100ms");
   set("cluster.failure_detector.acceptable_heartbeat_pause", "1s");
   set("cluster.failure_detector.threshold", "10.5");
@@ -126,6 +130,7 @@ TEST_CASE("membership_settings_from_config: values that were set") {
   CHECK(s->shutdown_after_unsuccessful_join_seed_nodes == 2min);
   CHECK_FALSE(s->allow_weakly_up_members);
   CHECK_FALSE(s->shutdown_when_downed);
+  CHECK_FALSE(s->incarnation_probe_interval);
   auto phi = s->failure_detector.phi_accrual();
   CHECK(phi.threshold == 10.5);
   CHECK(phi.first_heartbeat_estimate == 100ms);

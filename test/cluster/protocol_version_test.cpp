@@ -45,7 +45,8 @@ TEST_CASE("protocol version: the refusal names both versions and what to "
   CHECK(back.find("to major 2 at once") != std::string::npos);
 }
 
-TEST_CASE("protocol version: this build speaks 1.0") {
-  CHECK(current_protocol == protocol_version{1, 0});
-  CHECK(protocol_major == 1);
+TEST_CASE("protocol version: this build speaks 2.0 (the cluster incarnation, "
+          "ADR 0010)") {
+  CHECK(current_protocol == protocol_version{2, 0});
+  CHECK(protocol_major == 2);
 }

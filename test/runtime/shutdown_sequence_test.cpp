@@ -54,7 +54,8 @@ TEST_CASE("shutdown phases: Akka's order and defaults, plus release_leases "
   CHECK(d.total() == 80s);
 }
 
-TEST_CASE("shutdown reasons: the cluster's stops exit 1, the others 0") {
+TEST_CASE(
+  "shutdown reasons: the cluster's stops exit 1 (a merge 75), the others 0") {
   struct row {
     shutdown_reason reason;
     const char* name;
@@ -68,11 +69,14 @@ TEST_CASE("shutdown reasons: the cluster's stops exit 1, the others 0") {
          {shutdown_reason::cluster_removed, "cluster_removed", 1},
          {shutdown_reason::cluster_join_unsuccessful,
           "cluster_join_unsuccessful", 1},
+         // 75, EX_TEMPFAIL: "restart me" (the supervisor restarts it and it
+         // joins the cluster it merges into), told apart from a failure.
+         {shutdown_reason::cluster_merge, "cluster_merge", 75},
        }) {
     INFO(r.name);
     CHECK(to_string(r.reason) == r.name);
     CHECK(exit_code(r.reason) == r.code);
-    CHECK(stopped_by_cluster(r.reason) == (r.code == 1));
+    CHECK(stopped_by_cluster(r.reason) == (r.code != 0));
   }
 }
 

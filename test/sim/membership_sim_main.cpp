@@ -18,6 +18,9 @@
 //   membership_sim --bootstrap --seeds 0-999     cluster bootstrap
 //   membership_sim --bootstrap --seed 4 --bootstrap-bug
 //   found_without_all_probed
+//   membership_sim --merge --seeds 0-499   two clusters made apart, then
+//                                  connected: one cluster at the end
+//   membership_sim --merge --seed 3 --bug loser_never_leaves
 
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include "troupe/sim/bootstrap_world.hpp"
 #include "troupe/sim/downing_world.hpp"
 #include "troupe/sim/membership_world.hpp"
+#include "troupe/sim/merge_scenario.hpp"
 #include "troupe/sim/sharding_world.hpp"
 #include "troupe/sim/singleton_world.hpp"
 
@@ -43,9 +47,13 @@ int main(int argc, char** argv) {
   app
     .add_option("--bug", bug,
                 "plant a bug: none, status_regression, forget_tombstones, "
-                "lead_without_being_leader")
+                "lead_without_being_leader, loser_never_leaves")
     ->check(CLI::IsMember({"none", "status_regression", "forget_tombstones",
-                           "lead_without_being_leader"}));
+                           "lead_without_being_leader", "loser_never_leaves"}));
+  bool merge = false;
+  auto* merge_flag = app.add_flag(
+    "--merge", merge,
+    "run the scenario of two clusters made apart, then connected");
   app.add_flag("--verbose", verbose, "one line per seed");
   std::string downing;
   std::string downing_bug = "none";
@@ -110,6 +118,10 @@ int main(int argc, char** argv) {
   bootstrap_flag->excludes("--downing");
   bootstrap_flag->excludes(singleton_flag);
   bootstrap_flag->excludes(sharding_flag);
+  merge_flag->excludes(bootstrap_flag);
+  merge_flag->excludes("--downing");
+  merge_flag->excludes(singleton_flag);
+  merge_flag->excludes(sharding_flag);
   CLI11_PARSE(app, argc, argv);
   using boot_planted = troupe::bootstrap::planted_bug;
   auto boot_bug = bootstrap_bug == "found_without_all_probed"
@@ -143,7 +155,8 @@ int main(int argc, char** argv) {
                  : bug == "forget_tombstones" ? planted_bug::forget_tombstones
                  : bug == "lead_without_being_leader"
                    ? planted_bug::lead_without_being_leader
-                   : planted_bug::none;
+                 : bug == "loser_never_leaves" ? planted_bug::loser_never_leaves
+                                               : planted_bug::none;
   troupe::sim::downing_scenario scenario;
   scenario.strategy = downing;
   using troupe::downing::downing_bug;
@@ -159,6 +172,7 @@ int main(int argc, char** argv) {
   for (auto s = first; s <= last; ++s) {
     auto r
       = bootstrap   ? troupe::sim::run_bootstrap_scenario(s, boot_bug)
+        : merge     ? troupe::sim::run_merge_scenario(s, planted)
         : sharding  ? troupe::sim::run_sharding_scenario(s, sharding_options)
         : singleton ? troupe::sim::run_singleton_scenario(s, singleton_options)
         : downing.empty() ? troupe::sim::run_random_scenario(s, planted)

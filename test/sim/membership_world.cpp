@@ -200,8 +200,9 @@ void membership_world::start(size_t i, std::vector<size_t> seeds) {
   auto bug = settings_.buggy_nodes.empty() || settings_.buggy_nodes.count(i)
                ? settings_.bug
                : cluster::planted_bug::none;
-  cluster::join_config config{{"cluster.name", "sim"},
-                              {"troupe.protocol_major", "1"}};
+  cluster::join_config config{
+    {"cluster.name", "sim"},
+    {"troupe.protocol_major", std::to_string(cluster::protocol_major)}};
   n.engine = std::make_unique<membership_engine>(
     self, std::set<std::string>{n.roles.begin(), n.roles.end()}, settings,
     config, cluster::default_join_config_checker(), rng_.nonzero(), bug);
@@ -260,6 +261,20 @@ void membership_world::down_address(size_t by, const unique_address& node) {
   trace_.add(sched_.now(), fmt::format("{} downs {}", to_string(address(by)),
                                        to_string(node)));
   act(by, [&](auto& e, auto t) { return e.down(node, t); });
+}
+
+void membership_world::set_contacts(size_t i,
+                                    const std::vector<size_t>& contacts) {
+  auto& n = nodes_.at(i);
+  if (!n.alive)
+    return;
+  std::vector<cluster::endpoint> eps;
+  for (auto c : contacts)
+    eps.push_back(nodes_.at(c).ep);
+  trace_.add(sched_.now(),
+             fmt::format("{} gets contacts {}", to_string(address(i)),
+                         fmt::join(contacts, ",")));
+  act(i, [&](auto& e, auto t) { return e.set_contact_endpoints(eps, t); });
 }
 
 void membership_world::hold_exit(size_t i, const std::string& holder,
@@ -357,6 +372,8 @@ void membership_world::handle(size_t i, cluster::membership_effects fx,
     schedule_tick(i);
   if (settings_.after_step)
     settings_.after_step(i);
+  if (fx.shutdown && !n.alive && settings_.on_stop)
+    settings_.on_stop(i, *fx.shutdown);
 }
 
 timestamp membership_world::local_now(size_t i) const {

@@ -139,6 +139,22 @@ std::set<std::string> gossip::all_roles() const {
   return result;
 }
 
+namespace {
+
+// Of two incarnations, the one that is set; of two set ones, the older
+// (commutative, associative, idempotent: the minimum of a total order in
+// which "none" comes last).
+cluster_incarnation older_set(const cluster_incarnation& x,
+                              const cluster_incarnation& y) {
+  if (!x.is_set())
+    return y;
+  if (!y.is_set())
+    return x;
+  return is_older(y, x) ? y : x;
+}
+
+} // namespace
+
 gossip merge(const gossip& x, const gossip& y) {
   gossip result;
   result.tombstones_ = x.tombstones_;
@@ -170,12 +186,26 @@ gossip merge(const gossip& x, const gossip& y) {
   result.overview_.reachability
     = merge(addresses(result.members_), x.overview_.reachability,
             y.overview_.reachability);
+  result.incarnation_ = older_set(x.incarnation_, y.incarnation_);
+  result.merging_into_ = older_set(x.merging_into_, y.merging_into_);
   return result;
+}
+
+bool gossip::mark_merging_into(const cluster_incarnation& winner) noexcept {
+  if (!winner.is_set() || winner == incarnation_)
+    return false;
+  auto next = older_set(merging_into_, winner);
+  if (next == merging_into_)
+    return false;
+  merging_into_ = next;
+  return true;
 }
 
 bool same_convergent_state(const gossip& x, const gossip& y) {
   return x.members() == y.members() && x.reachability() == y.reachability()
-         && x.version() == y.version() && x.tombstones() == y.tombstones();
+         && x.version() == y.version() && x.tombstones() == y.tombstones()
+         && x.incarnation() == y.incarnation()
+         && x.merging_into() == y.merging_into();
 }
 
 std::optional<std::string> check_invariants(const gossip& x) {
@@ -227,6 +257,12 @@ std::optional<std::string> check_invariants(const gossip& x) {
     if (x.tombstones().count(entry.first) > 0)
       return "version has an entry for tombstoned "
              + runtime::to_string(entry.first);
+  if (x.merging_into().is_set() && !x.incarnation().is_set())
+    return "a merge mark (" + to_string(x.merging_into())
+           + ") without an incarnation";
+  if (x.merging_into().is_set() && x.merging_into() == x.incarnation())
+    return "the merge mark names the gossip's own incarnation "
+           + to_string(x.incarnation());
   return std::nullopt;
 }
 
@@ -242,6 +278,10 @@ std::string first_difference(const gossip& x, const gossip& y) {
     return "version";
   if (x.tombstones() != y.tombstones())
     return "tombstones";
+  if (x.incarnation() != y.incarnation())
+    return "incarnation";
+  if (x.merging_into() != y.merging_into())
+    return "merge mark";
   if (x.seen_by() != y.seen_by())
     return "seen set";
   return "";
@@ -309,6 +349,13 @@ std::string to_string(const gossip& x) {
     result += '@';
     result += std::to_string(at.time_since_epoch().count());
     result += "ms";
+  }
+  result += "\nincarnation: ";
+  result += to_string(x.incarnation());
+  if (x.merging_into().is_set()) {
+    result += " (merging into ";
+    result += to_string(x.merging_into());
+    result += ')';
   }
   return result;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "troupe/cluster/cluster_incarnation.hpp"
 #include "troupe/cluster/member.hpp"
 #include "troupe/cluster/reachability.hpp"
 #include "troupe/cluster/vector_clock.hpp"
@@ -16,17 +17,6 @@
 /// The replicated membership state: Akka Cluster's `Gossip`.
 
 namespace troupe::cluster {
-
-/// Wall-clock time in milliseconds, used for tombstones only.
-///
-/// Tombstones travel between nodes inside the gossip, so their times must
-/// mean the same on every host; the monotonic `runtime::timestamp` does not
-/// (each host's steady clock has its own epoch). Akka uses
-/// `System.currentTimeMillis()` for the same reason. Tombstones are pruned
-/// after `prune_gossip_tombstones_after` (24 h by default), so clock skew
-/// between hosts of seconds or minutes does not matter.
-using wall_time = std::chrono::time_point<std::chrono::system_clock,
-                                          std::chrono::milliseconds>;
 
 /// The seen set and the reachability table of a gossip (Akka's
 /// `GossipOverview`).
@@ -54,7 +44,9 @@ auto inspect(Inspector& f, gossip_overview& x) {
 /// - no member is tombstoned (a removed unique address never returns);
 /// - the seen set, the reachability observers, subjects and observer
 ///   versions are members;
-/// - the version has no entry for a tombstoned node.
+/// - the version has no entry for a tombstoned node;
+/// - a merge mark (`merging_into`) needs an incarnation and differs from
+///   it.
 ///
 /// Mutations follow Akka's `Gossip` methods; they do not version the
 /// gossip: the node that changes it calls `increment(self)` and
@@ -167,11 +159,39 @@ public:
   /// Every role of every member.
   std::set<std::string> all_roles() const;
 
+  /// The cluster incarnation this gossip belongs to (cluster_incarnation.hpp):
+  /// set by the founding node, carried unchanged ever after. Not set in a
+  /// gossip that no cluster owns yet (the empty gossip of a node that has
+  /// not joined).
+  const cluster_incarnation& incarnation() const noexcept {
+    return incarnation_;
+  }
+
+  /// Sets the incarnation (the founding node, once).
+  void set_incarnation(const cluster_incarnation& x) noexcept {
+    incarnation_ = x;
+  }
+
+  /// Set when this cluster decided to leave and join the cluster of that
+  /// incarnation (cluster_merge.hpp): every member that sees it stops
+  /// (coordinated shutdown, reason cluster_merge) and is restarted into
+  /// the other cluster. Monotonic: once set it stays set; of two winners
+  /// the older one is kept (`mark_merging_into`, `merge`).
+  const cluster_incarnation& merging_into() const noexcept {
+    return merging_into_;
+  }
+
+  /// Marks this cluster as leaving to join `winner` (not this gossip's own
+  /// incarnation). Keeps an older winner that is already marked; returns
+  /// true if the mark changed.
+  bool mark_merging_into(const cluster_incarnation& winner) noexcept;
+
   friend bool operator==(const gossip&, const gossip&) = default;
 
   template <class Inspector>
   friend auto inspect(Inspector& f, gossip& x) {
-    return f(x.members_, x.overview_, x.version_, x.tombstones_);
+    return f(x.members_, x.overview_, x.version_, x.tombstones_, x.incarnation_,
+             x.merging_into_);
   }
 
   friend gossip merge(const gossip& x, const gossip& y);
@@ -181,6 +201,8 @@ private:
   gossip_overview overview_;
   vector_clock version_;
   std::map<unique_address, wall_time> tombstones_;
+  cluster_incarnation incarnation_;
+  cluster_incarnation merging_into_;
 };
 
 /// Merges two gossips with concurrent versions (Akka's `Gossip.merge`):
@@ -190,7 +212,10 @@ private:
 ///    every tombstoned address dropped;
 /// 4. reachability: `merge` restricted to the merged members;
 /// 5. seen set: empty; nobody has seen the merged version yet (the caller
-///    marks itself as seen, as Akka's `receiveGossip`).
+///    marks itself as seen, as Akka's `receiveGossip`);
+/// 6. incarnation: the one that is set (of two different ones, which the
+///    membership engine never merges, the older, so the laws hold);
+///    merging_into: the one that is set, of two the older (monotonic).
 ///
 /// Laws (checked by `check_merge_laws` and the property tests): on gossips
 /// that satisfy the invariants, merge is commutative and associative on
@@ -209,7 +234,8 @@ private:
 gossip merge(const gossip& x, const gossip& y);
 
 /// Whether the convergent state (members, reachability, version,
-/// tombstones) of `x` and `y` is equal; the seen set is not compared.
+/// tombstones, incarnation and merge mark) of `x` and `y` is equal; the
+/// seen set is not compared.
 bool same_convergent_state(const gossip& x, const gossip& y);
 
 /// The first violated invariant of `x` (see `gossip`) in words, or none.
@@ -224,8 +250,8 @@ std::optional<std::string> check_invariants(const gossip& x);
 std::optional<std::string> check_merge_laws(const gossip& a, const gossip& b,
                                             const gossip& c);
 
-/// A multi-line rendering: members, seen set, reachability, version,
-/// tombstones.
+/// A multi-line rendering: incarnation (and merge mark), members, seen set,
+/// reachability, version, tombstones.
 std::string to_string(const gossip& x);
 
 } // namespace troupe::cluster

@@ -78,6 +78,13 @@ public:
     u8(x.minor);
   }
 
+  // The id, then the founding time in ms since the epoch (two's
+  // complement).
+  void incarnation(const cluster_incarnation& x) {
+    u64(x.id);
+    u64(static_cast<uint64_t>(x.founded_at.time_since_epoch().count()));
+  }
+
   std::vector<std::byte> take() {
     return std::move(buf_);
   }
@@ -151,6 +158,14 @@ public:
     return x;
   }
 
+  cluster_incarnation incarnation() {
+    cluster_incarnation x;
+    x.id = u64();
+    x.founded_at
+      = wall_time{std::chrono::milliseconds{static_cast<int64_t>(u64())}};
+    return x;
+  }
+
 private:
   bool need(size_t n) {
     if (!ok_ || in_.size() - pos_ < n) {
@@ -194,10 +209,12 @@ bool equal_macs(const mac& x, const mac& y) {
 
 // What the welcome's MAC covers after the transcript.
 std::vector<std::byte> welcome_suffix(const unique_address& server,
-                                      protocol_version version) {
+                                      protocol_version version,
+                                      const cluster_incarnation& incarnation) {
   writer w;
   w.address(server);
   w.version(version);
+  w.incarnation(incarnation);
   return w.take();
 }
 
@@ -292,6 +309,7 @@ handshake_step handshake::establish(unique_address peer,
   step.status = status_;
   step.peer = std::move(peer);
   step.peer_protocol = peer_protocol_;
+  step.peer_incarnation = peer_incarnation_;
   return step;
 }
 
@@ -305,6 +323,7 @@ handshake_step handshake::start() {
   w.bytes(own_nonce_);
   w.str(dialed_.host);
   w.u16(dialed_.port);
+  w.incarnation(settings_.incarnation);
   hello_ = w.take();
   return advance(phase::client_wait_challenge, hello_);
 }
@@ -351,11 +370,13 @@ handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
   reader r{payload.subspan(1)};
   auto version = r.version();
   auto server = r.address();
+  auto incarnation = r.incarnation();
   auto their_mac = r.fixed<mac_size>();
   if (!r.ok() || !r.at_end())
     return fail("malformed welcome");
-  auto expected = compute_mac(settings_.secret, server_label, hello_,
-                              peer_nonce_, welcome_suffix(server, version));
+  auto expected
+    = compute_mac(settings_.secret, server_label, hello_, peer_nonce_,
+                  welcome_suffix(server, version, incarnation));
   if (!equal_macs(expected, their_mac))
     return fail("the peer's proof does not verify (wrong cluster secret, or "
                 "a forged or replayed welcome)");
@@ -369,6 +390,7 @@ handshake_step handshake::on_welcome(std::span<const std::byte> payload) {
     return fail(
       protocol_mismatch(settings_.protocol, version, to_string(dialed_)));
   peer_protocol_ = version;
+  peer_incarnation_ = incarnation;
   return establish(std::move(server), {});
 }
 
@@ -412,6 +434,7 @@ handshake_step handshake::on_hello(std::span<const std::byte> payload) {
   auto n = r.fixed<nonce_size>();
   peer_dialed_.host = r.str();
   peer_dialed_.port = r.u16();
+  peer_incarnation_ = r.incarnation();
   // A higher minor may append extensions (covered by the MACs, ignored).
   bool may_extend = peer_protocol_.minor > settings_.protocol.minor;
   if (!r.ok() || (!r.at_end() && !may_extend))
@@ -466,11 +489,13 @@ handshake_step handshake::on_proof(std::span<const std::byte> payload) {
   if (endpoint_of(peer_) == local)
     return fail(
       fmt::format("{} claims this node's own address", to_string(peer_)));
-  auto m = compute_mac(settings_.secret, server_label, hello_, own_nonce_,
-                       welcome_suffix(settings_.local, settings_.protocol));
+  auto m = compute_mac(
+    settings_.secret, server_label, hello_, own_nonce_,
+    welcome_suffix(settings_.local, settings_.protocol, settings_.incarnation));
   writer w{msg::welcome};
   w.version(settings_.protocol);
   w.address(settings_.local);
+  w.incarnation(settings_.incarnation);
   w.bytes(m);
   return establish(peer_, w.take());
 }

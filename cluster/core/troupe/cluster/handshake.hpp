@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "troupe/cluster/cluster_incarnation.hpp"
 #include "troupe/cluster/protocol_version.hpp"
 #include "troupe/cluster/transport.hpp"
 #include "troupe/runtime/secret.hpp"
@@ -19,7 +20,8 @@
 /// ```
 /// client (dialer)                                server (acceptor)
 ///   hello {major, minor, cluster name, client
-///          unique_address, Nc, dialed host:port
+///          unique_address, Nc, dialed host:port,
+///          client's cluster incarnation
 ///          [, extensions of a higher minor]}      ->
 ///                                               <-  challenge {Ns}
 ///   proof {HMAC(K, "client" transcript)}        ->
@@ -28,9 +30,12 @@
 ///                                                   dialed == own endpoint
 ///                                               <-  welcome {major, minor,
 ///                                                   server unique_address,
+///                                                   server's cluster
+///                                                   incarnation,
 ///                                                   HMAC(K, "server"
 ///                                                   transcript + address
-///                                                   + version)}
+///                                                   + version +
+///                                                   incarnation)}
 ///   verify welcome; check the address is the
 ///   dialed host:port
 /// ```
@@ -66,6 +71,14 @@
 /// ignored. Both sides record the peer's version
 /// (`handshake_step::peer_protocol`).
 ///
+/// Cluster incarnations (cluster_incarnation.hpp, protocol 2.0): each side
+/// sends the incarnation of the cluster it is a member of (id 0: none
+/// yet), covered by the MACs, and records the peer's
+/// (`handshake_step::peer_incarnation`). A different incarnation does not
+/// fail the handshake: the transport reports it
+/// (`transport_listener::on_foreign_incarnation`) and the two nodes talk,
+/// so that the merge rule can run (cluster_merge.hpp).
+///
 /// The handshake does not protect the frames that follow against an
 /// active attacker on the path (no per-frame MAC): that is what TLS is for
 /// (docs/design/transport.md, threat model).
@@ -93,6 +106,9 @@ struct handshake_settings {
   /// The wire protocol this node speaks: `current_protocol` (a test plays a
   /// node of another release with another value). The major must not be 0.
   protocol_version protocol = current_protocol;
+  /// This node's cluster incarnation when the connection starts (not set
+  /// before it joined a cluster).
+  cluster_incarnation incarnation;
 };
 
 /// Where a handshake is.
@@ -124,6 +140,9 @@ struct handshake_step {
   /// this node's; the minor gates features, protocol_version.hpp), or the
   /// other major's version on a version refusal.
   protocol_version peer_protocol;
+  /// The peer's cluster incarnation, once `established` (not set: the peer
+  /// is not a member of a cluster yet).
+  cluster_incarnation peer_incarnation;
   /// Why the handshake failed, for the local log (never secret material).
   std::string reason;
 };
@@ -191,6 +210,7 @@ private:
   unique_address peer_;
   std::string peer_cluster_;
   protocol_version peer_protocol_;
+  cluster_incarnation peer_incarnation_;
   endpoint peer_dialed_;
   // Client: the server's nonce.
   nonce peer_nonce_{};

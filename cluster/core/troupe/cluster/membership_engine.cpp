@@ -82,15 +82,25 @@ const unique_address& claimed_sender(const membership_message& m) noexcept {
       [](const exiting_confirmed& x) -> const unique_address& {
         return x.node;
       },
+      [](const incarnation_probe& x) -> const unique_address& {
+        return x.from;
+      },
+      [](const incarnation_probe_answer& x) -> const unique_address& {
+        return x.from;
+      },
     },
     m);
 }
 
 const char* message_name(const membership_message& m) noexcept {
   static constexpr const char* names[]
-    = {"init_join",          "init_join_ack",    "init_join_nack", "join",
-       "welcome_gossip",     "gossip_envelope",  "gossip_status",  "heartbeat",
-       "heartbeat_response", "exiting_confirmed"};
+    = {"init_join",          "init_join_ack",
+       "init_join_nack",     "join",
+       "welcome_gossip",     "gossip_envelope",
+       "gossip_status",      "heartbeat",
+       "heartbeat_response", "exiting_confirmed",
+       "incarnation_probe",  "incarnation_probe_answer"};
+  static_assert(std::size(names) == std::variant_size_v<membership_message>);
   return names[m.index()];
 }
 
@@ -107,7 +117,7 @@ membership_engine::membership_engine(unique_address self,
           settings_.join()),
     heartbeat_(self, settings_.failure_detector.monitored_by_nr_of_members,
                settings_.failure_detector.phi_accrual()),
-    rng_(seed), bug_(bug) {}
+    rng_(seed), bug_(bug), incarnation_rng_(seed ^ 0x9e3779b97f4a7c15ULL) {}
 
 std::optional<member> membership_engine::self_member() const {
   if (auto* m = state_.self_member())
@@ -190,8 +200,10 @@ membership_effects membership_engine::receive(const unique_address& from,
   std::visit(
     overload{
       [&](const init_join& x) {
+        // A member of a merging cluster refuses (cluster_merge.hpp): a
+        // restarted member must find the cluster it is merging into.
         auto* me = state_.self_member();
-        bool accepting = joined_ && me != nullptr
+        bool accepting = joined_ && me != nullptr && !is_merging()
                          && (me->status == member_status::up
                              || me->status == member_status::weakly_up);
         std::visit(
@@ -238,6 +250,8 @@ membership_effects membership_engine::receive(const unique_address& from,
         if (joined_ && state_.latest_gossip().has_member(x.node))
           exiting_confirmed_.insert(x.node);
       },
+      [&](const incarnation_probe& x) { on_probe(x, t, out); },
+      [&](const incarnation_probe_answer& x) { on_probe_answer(x, t, out); },
     },
     m);
   (void)from;
@@ -280,6 +294,10 @@ void membership_engine::self_join(clock_reading t, effects& out) {
   gossip first;
   first.add(member::joining(self(), {roles_.begin(), roles_.end()},
                             settings_.app_version));
+  first.set_incarnation(found_incarnation(incarnation_rng_(), t.wall));
+  out.info.push_back(fmt::format("founded cluster incarnation {}",
+                                 to_string(first.incarnation())));
+  next_probe_ = t.now;
   heartbeat_.init({self()}, {});
   next_gossip_ = next_leader_actions_ = next_reaper_ = next_heartbeat_ = t.now;
   update_latest(std::move(first), t, out);
@@ -292,6 +310,13 @@ void membership_engine::on_join(const cluster::join& m, clock_reading t,
   auto* me = state_.self_member();
   if (me == nullptr || is_leaving_or_beyond(me->status))
     return;
+  if (is_merging()) {
+    out.info.push_back(fmt::format("ignored the join of {}: this cluster "
+                                   "leaves to join incarnation {}",
+                                   to_string(m.node),
+                                   to_string(merging_into())));
+    return;
+  }
   auto& g = state_.latest_gossip();
   if (g.tombstones().count(m.node) > 0)
     return; // a removed incarnation never comes back
@@ -345,9 +370,25 @@ void membership_engine::on_welcome(const welcome_gossip& m, clock_reading t,
   if (join_.state() != join_state::awaiting_welcome
       && join_.state() != join_state::joining_seed)
     return;
+  if (!m.gossip.incarnation().is_set() || m.gossip.merging_into().is_set()) {
+    // A cluster that leaves (or a gossip of no cluster) is no place to
+    // join: the join process retries, and finds the cluster it merges
+    // into.
+    out.info.push_back(
+      fmt::format("ignored the welcome of {}: {}", to_string(m.from),
+                  m.gossip.incarnation().is_set()
+                    ? "its cluster leaves to join incarnation "
+                        + to_string(m.gossip.merging_into())
+                    : std::string{"it names no cluster incarnation"}));
+    return;
+  }
   joined_ = true;
   apply_join_effects(join_.on_welcome(welcome{m.from}, t.now), t, out);
-  out.info.push_back(fmt::format("welcomed by {}", to_string(m.from)));
+  out.info.push_back(fmt::format("welcomed by {} into cluster incarnation {}",
+                                 to_string(m.from),
+                                 to_string(m.gossip.incarnation())));
+  next_probe_
+    = t.now + settings_.incarnation_probe_interval.value_or(timespan{0});
   auto next = m.gossip;
   next.seen(self());
   heartbeat_.init(heartbeat_nodes(next), unreachable_nodes(next));
@@ -361,6 +402,10 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
                                   effects& out) {
   if (!joined_ || m.to != self()
       || !valid(m.gossip, "gossip_envelope", m.from, out))
+    return;
+  // Gossip of another cluster is never merged: a detection instead.
+  if (!same_cluster(m.from, m.gossip.incarnation(), cluster_size(m.gossip), t,
+                    out))
     return;
   auto& local = state_.latest_gossip();
   auto& remote = m.gossip;
@@ -426,7 +471,7 @@ void membership_engine::on_gossip(const gossip_envelope& m, clock_reading t,
 
 void membership_engine::on_status(const gossip_status& m, clock_reading t,
                                   effects& out) {
-  if (!joined_)
+  if (!joined_ || !same_cluster(m.from, m.incarnation, std::nullopt, t, out))
     return;
   if (!state_.latest_gossip().has_member(m.from)) {
     tell_if_removed(m.from, out);
@@ -452,8 +497,8 @@ void membership_engine::on_status(const gossip_status& m, clock_reading t,
     }
     case clock_order::after: // the sender is newer: ask for its gossip
       out.send.push_back(
-        {m.from, membership_message{
-                   gossip_status{self(), local.version(), local.seen_by()}}});
+        {m.from, membership_message{gossip_status{
+                   self(), local.version(), local.seen_by(), incarnation()}}});
       break;
     case clock_order::before:
     case clock_order::concurrent:
@@ -491,6 +536,8 @@ membership_effects membership_engine::tick(clock_reading t) {
     reaper_tick(t, out);
     next_reaper_ = t.now + settings_.unreachable_nodes_reaper_interval;
   }
+  if (!terminated_)
+    probe_tick(t, out);
   if (!terminated_ && t.now >= next_gossip_) {
     gossip_tick(out);
     auto& g = state_.latest_gossip();
@@ -507,6 +554,7 @@ membership_effects membership_engine::tick(clock_reading t) {
       = t.now
         + (speedup ? settings_.gossip_interval / 3 : settings_.gossip_interval);
   }
+  merge_tick(t, out);
   return out;
 }
 
@@ -517,6 +565,11 @@ std::optional<timestamp> membership_engine::next_tick() const {
     return join_.next_tick();
   auto next = std::min(
     {next_gossip_, next_leader_actions_, next_reaper_, next_heartbeat_});
+  if (settings_.incarnation_probe_interval && !is_merging())
+    next = std::min(next, next_probe_);
+  if (merging_since_)
+    next = std::min(next,
+                    *merging_since_ + merge_linger(settings_.gossip_interval));
   for (auto& [node, due] : first_heartbeat_due_)
     next = std::min(next, due);
   return next;
@@ -669,8 +722,9 @@ double membership_engine::different_view_probability() const {
 void membership_engine::gossip_to(const unique_address& node, effects& out) {
   auto& g = state_.latest_gossip();
   if (g.is_seen_by(node))
-    out.send.push_back({node, membership_message{gossip_status{
-                                self(), g.version(), g.seen_by()}}});
+    out.send.push_back(
+      {node, membership_message{gossip_status{self(), g.version(), g.seen_by(),
+                                              g.incarnation()}}});
   else
     send_envelope(node, out);
 }
@@ -756,6 +810,7 @@ void membership_engine::publish(gossip next, clock_reading t, effects& out) {
     gossip_tick(out);
     terminate(self_stop_reason::downed, "this node was downed", out);
   }
+  merge_tick(t, out);
 }
 
 membership_effects membership_engine::hold_exit(const std::string& holder,
@@ -824,6 +879,8 @@ std::string_view to_string(self_stop_reason reason) noexcept {
       return "removed";
     case self_stop_reason::join_unsuccessful:
       return "join_unsuccessful";
+    case self_stop_reason::merging:
+      return "merging";
   }
   return "unknown";
 }

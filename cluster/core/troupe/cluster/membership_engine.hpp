@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "troupe/cluster/cluster_events.hpp"
+#include "troupe/cluster/cluster_merge.hpp"
 #include "troupe/cluster/gossip.hpp"
 #include "troupe/cluster/heartbeat_sender_state.hpp"
 #include "troupe/cluster/join_protocol.hpp"
@@ -53,16 +54,21 @@ auto inspect(Inspector& f, gossip_envelope& x) {
 /// with the seen set instead of its digest): the receiver answers with its
 /// gossip when its own is newer or concurrent, with its status when the
 /// sender's is newer, and with nothing when both are the same.
+///
+/// `incarnation` is the sender's cluster incarnation: a status of another
+/// incarnation is never compared with this node's version (it is a
+/// detection of another cluster, cluster_merge.hpp).
 struct gossip_status {
   unique_address from;
   vector_clock version;
   std::set<unique_address> seen;
+  cluster_incarnation incarnation;
   friend bool operator==(const gossip_status&, const gossip_status&) = default;
 };
 
 template <class Inspector>
 auto inspect(Inspector& f, gossip_status& x) {
-  return f(x.from, x.version, x.seen);
+  return f(x.from, x.version, x.seen, x.incarnation);
 }
 
 /// The member that handled a `join` welcomes the new node with its gossip,
@@ -99,7 +105,8 @@ auto inspect(Inspector& f, exiting_confirmed& x) {
 using membership_message
   = std::variant<init_join, init_join_ack, init_join_nack, cluster::join,
                  welcome_gossip, gossip_envelope, gossip_status, heartbeat,
-                 heartbeat_response, exiting_confirmed>;
+                 heartbeat_response, exiting_confirmed, incarnation_probe,
+                 incarnation_probe_answer>;
 
 /// Short name of the alternative, for traces and logs (`gossip_envelope`).
 const char* message_name(const membership_message& m) noexcept;
@@ -139,6 +146,9 @@ enum class self_stop_reason : uint8_t {
   /// Gave up joining (shutdown_after_unsuccessful_join_seed_nodes, or its
   /// configuration was refused).
   join_unsuccessful,
+  /// Its cluster leaves to join another cluster of the same name
+  /// (cluster_merge.hpp): it must be restarted, and then joins the other.
+  merging,
 };
 
 /// The reason's name, e.g. "downed".
@@ -165,13 +175,18 @@ struct membership_effects {
   /// INFO lines: every membership decision this node took (leader
   /// actions, marking unreachable, joining, leaving, downing).
   std::vector<std::string> info;
+  /// ERROR lines: another cluster of this cluster's name was met (once per
+  /// foreign incarnation until it is forgotten), and the merge decisions.
+  std::vector<std::string> errors;
+  /// The foreign incarnations first met in this call (a detection each).
+  std::vector<cluster_incarnation> met_foreign;
   /// Set when this node must stop: it was downed or removed, or it gave up
   /// joining.
   std::optional<self_stop> shutdown;
 
   bool empty() const noexcept {
     return send.empty() && events.empty() && removed.empty() && info.empty()
-           && !shutdown;
+           && errors.empty() && met_foreign.empty() && !shutdown;
   }
 };
 
@@ -191,6 +206,10 @@ enum class planted_bug : uint8_t {
   /// The node acts as leader whenever its view has convergence, leader or
   /// not.
   lead_without_being_leader,
+  /// The node's cluster never leaves for a merge: it decides and logs as
+  /// usual but neither marks its gossip nor obeys a verdict (the
+  /// one_cluster_at_end checker must catch it).
+  loser_never_leaves,
 };
 
 /// One node's membership.
@@ -252,6 +271,43 @@ public:
   /// after max_take_over_retries).
   membership_effects hold_exit(const std::string& holder, bool hold,
                                clock_reading t);
+
+  /// Sets the endpoints (besides `seed_nodes`) that this node probes for
+  /// another cluster of its name every incarnation_probe_interval, e.g.
+  /// the contact points the bootstrap discovered. Replaces the previous
+  /// list; duplicates and this node's own endpoint are dropped.
+  membership_effects set_contact_endpoints(std::vector<endpoint> endpoints,
+                                           clock_reading t);
+
+  /// The transport's handshake with `peer` named the foreign cluster
+  /// incarnation `other`: recorded as a detection, and `peer` is probed at
+  /// once (the handshake carries no size). Ignored unless this node is a
+  /// member and `other` is set and not its own.
+  membership_effects foreign_incarnation_met(const unique_address& peer,
+                                             const cluster_incarnation& other,
+                                             clock_reading t);
+
+  /// The contact list: `seed_nodes`, then the endpoints set by
+  /// `set_contact_endpoints`, without duplicates.
+  std::vector<endpoint> contact_endpoints() const;
+
+  /// This node's cluster incarnation (not set before it joined).
+  const cluster_incarnation& incarnation() const noexcept {
+    return state_.latest_gossip().incarnation();
+  }
+
+  /// Set while this node's cluster leaves to join that incarnation.
+  const cluster_incarnation& merging_into() const noexcept {
+    return state_.latest_gossip().merging_into();
+  }
+
+  /// The other clusters of this name that this node met and has not
+  /// forgotten (a record is forgotten when not seen for three
+  /// incarnation_probe_intervals, 30 s with the probe off).
+  const std::map<cluster_incarnation, foreign_cluster>&
+  foreign_clusters() const noexcept {
+    return foreign_;
+  }
 
   /// The holders that currently hold this node's exit.
   const std::set<std::string>& exit_holders() const noexcept {
@@ -337,6 +393,35 @@ private:
   /// and derives events, removals, heartbeat targets and self-shutdown.
   void publish(gossip next, clock_reading t, effects& out);
 
+  // -- other clusters (membership_engine_merge.cpp)
+  cluster_info own_info() const;
+  /// False (and a detection) when `incarnation`, named by a message from
+  /// `from`, is not this node's: the message must not be merged.
+  bool same_cluster(const unique_address& from,
+                    const cluster_incarnation& incarnation,
+                    std::optional<uint32_t> size, clock_reading t,
+                    effects& out);
+  void record_foreign(const unique_address& via, const cluster_info& info,
+                      std::optional<uint32_t> size, clock_reading t,
+                      effects& out);
+  void on_probe(const incarnation_probe& m, clock_reading t, effects& out);
+  void on_probe_answer(const incarnation_probe_answer& m, clock_reading t,
+                       effects& out);
+  /// The judge's decision on a meeting with `other` (reported by `from`);
+  /// returns the verdict to send when the other side leaves.
+  cluster_incarnation judge(const unique_address& from,
+                            const cluster_info& other, clock_reading t,
+                            effects& out);
+  void obey(const unique_address& from, const cluster_info& other,
+            const cluster_incarnation& verdict, clock_reading t, effects& out);
+  void leave_for_merge(const cluster_incarnation& winner, std::string why,
+                       clock_reading t, effects& out);
+  void probe_tick(clock_reading t, effects& out);
+  void merge_tick(clock_reading t, effects& out);
+  bool is_merging() const noexcept {
+    return merging_into().is_set();
+  }
+
   void gossip_to(const unique_address& node, effects& out);
   void send_envelope(const unique_address& node, effects& out);
   void tell_if_removed(const unique_address& node, effects& out);
@@ -371,6 +456,17 @@ private:
   bool confirmed_exit_ = false;
   std::set<std::string> exit_holds_;
   planted_bug bug_;
+  /// Draws the id of an incarnation this node founds (seeded from the
+  /// engine's seed; a generator of its own, so that founding draws nothing
+  /// from the gossip-target choices).
+  std::mt19937_64 incarnation_rng_;
+  /// Endpoints set by set_contact_endpoints.
+  std::vector<endpoint> contacts_;
+  std::map<cluster_incarnation, foreign_cluster> foreign_;
+  timestamp next_probe_{};
+  /// When this node learned that its cluster is merging (its linger ends
+  /// merge_linger later).
+  std::optional<timestamp> merging_since_;
 };
 
 } // namespace troupe::cluster

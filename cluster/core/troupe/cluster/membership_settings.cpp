@@ -59,6 +59,7 @@ runtime::error check_durations(const membership_settings& s) {
     {"cluster.shutdown_after_unsuccessful_join_seed_nodes",
      s.shutdown_after_unsuccessful_join_seed_nodes},
     {"cluster.allow_weakly_up_members", s.allow_weakly_up_members},
+    {"cluster.incarnation_probe_interval", s.incarnation_probe_interval},
     {"cluster.prune_gossip_tombstones_after", s.prune_gossip_tombstones_after},
     {"cluster.failure_detector.min_std_deviation", fd.min_std_deviation},
     {"cluster.failure_detector.acceptable_heartbeat_pause",
@@ -283,6 +284,15 @@ void declare_membership_config(runtime::config_schema& schema) {
   add_key(schema, "cluster.shutdown_when_downed", config_type::boolean, "true",
           "Shut this node down (coordinated shutdown) when it learns that it "
           "was downed or removed.");
+  add_key(schema, "cluster.incarnation_probe_interval", config_type::duration,
+          "10s",
+          "How often each member asks the nodes of its contact list (the seed "
+          "nodes and the bootstrap's contact points) that are not members of "
+          "its view which cluster they belong to, to find a second cluster of "
+          "this name formed apart; the smaller one then leaves and rejoins "
+          "the other (off: never ask; other clusters are then met only in "
+          "handshakes and gossip).",
+          true);
   declare_failure_detector_config(schema);
 }
 
@@ -334,6 +344,8 @@ membership_settings_from_config(const runtime::config& cfg) {
   s.prune_gossip_tombstones_after
     = duration("cluster.prune_gossip_tombstones_after");
   s.shutdown_when_downed = cfg.get<bool>("cluster.shutdown_when_downed");
+  s.incarnation_probe_interval
+    = unless_off(duration("cluster.incarnation_probe_interval"));
   s.failure_detector = failure_detector_from_config(cfg);
   if (auto err = validate(s))
     return err;

@@ -90,6 +90,11 @@ struct failure_detector_settings {
 ///   remembered in the gossip (a removed uid never returns).
 /// - shutdown_when_downed: true; a node that learns it was downed or
 ///   removed shuts itself down (coordinated shutdown).
+/// - incarnation_probe_interval: 10s; how often each member probes the
+///   endpoints of its contact list (seed nodes and the contact endpoints
+///   handed to it) that are not members of its view for another cluster
+///   of its name (cluster_merge.hpp); off: never (other clusters are then
+///   met only in handshakes and gossip).
 /// - failure_detector: see failure_detector_settings.
 struct membership_settings {
   std::vector<endpoint> seed_nodes;
@@ -110,6 +115,7 @@ struct membership_settings {
   std::optional<timespan> allow_weakly_up_members = std::chrono::seconds{7};
   timespan prune_gossip_tombstones_after = std::chrono::hours{24};
   bool shutdown_when_downed = true;
+  std::optional<timespan> incarnation_probe_interval = std::chrono::seconds{10};
   failure_detector_settings failure_detector;
 
   /// The join process settings.

@@ -42,10 +42,15 @@ struct protocol_version {
     = default;
 };
 
-/// The protocol this build speaks. History: 1.0, the first versioned
-/// protocol (builds before it sent a single, unversioned byte and cannot
-/// talk to it).
-inline constexpr protocol_version current_protocol{1, 0};
+/// The protocol this build speaks. History:
+/// - 1.0, the first versioned protocol (builds before it sent a single,
+///   unversioned byte and cannot talk to it);
+/// - 2.0, the cluster incarnation (cluster_incarnation.hpp) in the hello,
+///   the welcome, every gossip and gossip status, and the incarnation
+///   probe messages: a major, because a 1.x node could neither decode the
+///   new gossip nor be trusted to keep two clusters' gossip apart
+///   (docs/adr/0010-cluster-incarnation-protocol-major.md).
+inline constexpr protocol_version current_protocol{2, 0};
 
 /// The major of `current_protocol`: byte 0 of every frame this build
 /// sends, and the value of the join configuration key

@@ -56,6 +56,7 @@ struct association {
 struct node_state {
   size_t id = 0;
   unique_address addr;
+  cluster_incarnation incarnation;
   transport_listener* listener = nullptr;
   bool alive = true;
   quarantine_registry registry;
@@ -342,6 +343,16 @@ private:
     });
   }
 
+  void notify_foreign(node_state& n, const unique_address& peer,
+                      const cluster_incarnation& theirs) {
+    auto id = n.id;
+    schedule(now_, [this, id, peer, theirs] {
+      auto& m = node(id);
+      if (m.alive)
+        m.listener->on_foreign_incarnation(peer, theirs);
+    });
+  }
+
   void notify_up(node_state& n, const unique_address& peer, direction dir) {
     auto id = n.id;
     schedule(now_, [this, id, peer, dir] {
@@ -428,6 +439,11 @@ private:
     peer.in[endpoint_of(n.addr)] = {n.addr.uid, n.id};
     notify_up(n, peer.addr, direction::outbound);
     notify_up(peer, n.addr, direction::inbound);
+    if (n.incarnation.is_set() && peer.incarnation.is_set()
+        && n.incarnation != peer.incarnation) {
+      notify_foreign(n, peer.addr, peer.incarnation);
+      notify_foreign(peer, n.addr, n.incarnation);
+    }
     for (auto ln : {lane::control, lane::ordinary}) {
       auto q = std::move(a.queues[lane_index(ln)]);
       a.queues[lane_index(ln)].clear();
@@ -609,6 +625,10 @@ runtime::error sim_transport::send(const unique_address& to, lane lane,
 
 void sim_transport::remove_node(const unique_address& node) {
   net_.remove_node(node_, node);
+}
+
+void sim_transport::set_incarnation(const cluster_incarnation& x) {
+  net_.node(node_).incarnation = x;
 }
 
 bool sim_transport::is_quarantined(const unique_address& node) const {

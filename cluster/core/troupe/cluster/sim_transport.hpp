@@ -56,6 +56,9 @@ class sim_transport;
 ///   next handshake with it, as in the TCP transport.
 /// - Faults (`set_fault`) apply to message frames only, as in the TCP
 ///   transport; an inbound delay applies to frames sent after it was set.
+/// - The handshake compares the two nodes' cluster incarnations
+///   (`set_incarnation`): when both are set and differ, both listeners get
+///   `on_foreign_incarnation`, as the TCP transport's two sides would.
 ///
 /// Every callback runs inside `advance_to`, in event-time order (ties in
 /// the order the events were scheduled), so a run is a pure function of
@@ -135,6 +138,8 @@ public:
                    drop_reason reason) override;
 
   transport_metrics metrics() const override;
+
+  void set_incarnation(const cluster_incarnation& x) override;
 
   /// Stops the node gracefully (as `sim_network::crash`, but only this
   /// incarnation).

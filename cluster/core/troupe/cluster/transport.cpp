@@ -81,6 +81,11 @@ void transport_listener::on_dropped(const unique_address&, lane, drop_reason,
   // Metrics count every drop; listeners opt in to reports.
 }
 
+void transport_listener::on_foreign_incarnation(const unique_address&,
+                                                const cluster_incarnation&) {
+  // Most listeners (tests, benchmarks) do not care.
+}
+
 transport::~transport() = default;
 
 } // namespace troupe::cluster

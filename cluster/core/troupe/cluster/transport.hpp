@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "troupe/cluster/cluster_incarnation.hpp"
 #include "troupe/cluster/protocol_version.hpp"
 #include "troupe/runtime/clock.hpp"
 #include "troupe/runtime/error.hpp"
@@ -268,6 +269,17 @@ public:
   /// nothing; the metrics count drops either way.
   virtual void on_dropped(const unique_address& peer, lane lane,
                           drop_reason reason, uint64_t count);
+
+  /// A handshake with `peer` (authenticated, of this cluster's name)
+  /// named the cluster incarnation `theirs`, and this node's (set by
+  /// `transport::set_incarnation`) is another one, both set: two clusters
+  /// of one name met (cluster_merge.hpp). The connection is established
+  /// as usual, so that the two can exchange what the merge needs. Reported
+  /// by the side that completes the handshake on each connection, so a
+  /// pair that talks in both directions reports it on both nodes. The
+  /// default does nothing.
+  virtual void on_foreign_incarnation(const unique_address& peer,
+                                      const cluster_incarnation& theirs);
 };
 
 /// A node's cluster transport: frames to and from peer nodes.
@@ -359,6 +371,13 @@ public:
 
   /// A snapshot of the counters.
   virtual transport_metrics metrics() const = 0;
+
+  /// This node's cluster incarnation (cluster_incarnation.hpp), carried in
+  /// every handshake from now on (connections already up keep what they
+  /// exchanged). Not set (the default) until the node joined a cluster;
+  /// the membership layer sets it when it learns it, so the transport
+  /// stays below membership. Thread-safety as the other methods.
+  virtual void set_incarnation(const cluster_incarnation& x) = 0;
 
   /// Closes every connection, drops every queued frame (`shutdown`) and
   /// stops calling the listener: when `shutdown` returns, no callback runs

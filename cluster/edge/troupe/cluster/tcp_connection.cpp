@@ -264,6 +264,7 @@ bool tcp_connection::on_handshake_frame(const frame_view& f) {
     return false;
   }
   peer_protocol_ = step.peer_protocol;
+  peer_incarnation_ = step.peer_incarnation;
   if (!owner_.admit(*this, step.peer)) {
     fail_handshake(
       fmt::format("{} is quarantined (an old incarnation or removed)",

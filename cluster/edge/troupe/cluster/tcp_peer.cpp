@@ -300,6 +300,16 @@ void tcp_transport::impl::on_established(
   const std::shared_ptr<tcp_connection>& conn) {
   auto& peer = conn->peer();
   auto ep = endpoint_of(peer);
+  if (auto theirs = conn->peer_incarnation(); theirs.is_set()) {
+    auto ours = handshake_params().incarnation;
+    if (ours.is_set() && ours != theirs) {
+      log_.warning("{} belongs to cluster incarnation {}, this node to {}: "
+                   "two clusters of this name met",
+                   to_string(peer), to_string(theirs), to_string(ours));
+      notify(
+        [&](transport_listener& l) { l.on_foreign_incarnation(peer, theirs); });
+    }
+  }
   if (conn->dir() == direction::inbound) {
     std::erase(handshaking_, conn);
     --pending_inbound_;

@@ -210,7 +210,14 @@ nonce tcp_transport::impl::make_nonce() {
 }
 
 handshake_settings tcp_transport::impl::handshake_params() const {
-  return {settings_.cluster_name, local, settings_.secret, settings_.protocol};
+  std::lock_guard guard{incarnation_mtx_};
+  return {settings_.cluster_name, local, settings_.secret, settings_.protocol,
+          incarnation_};
+}
+
+void tcp_transport::impl::set_incarnation(const cluster_incarnation& x) {
+  std::lock_guard guard{incarnation_mtx_};
+  incarnation_ = x;
 }
 
 void tcp_transport::impl::accept() {
@@ -572,6 +579,10 @@ void tcp_transport::record_drop(const unique_address& from, lane lane,
 
 transport_metrics tcp_transport::metrics() const {
   return impl_->metrics();
+}
+
+void tcp_transport::set_incarnation(const cluster_incarnation& x) {
+  impl_->set_incarnation(x);
 }
 
 void tcp_transport::shutdown() {

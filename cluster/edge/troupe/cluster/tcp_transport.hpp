@@ -138,6 +138,8 @@ public:
 
   transport_metrics metrics() const override;
 
+  void set_incarnation(const cluster_incarnation& x) override;
+
   /// Closes the listening socket and every connection, drops the queues
   /// (counted as `shutdown`) and joins the io thread (from the io thread
   /// itself it detaches instead). No callback runs after it returns.

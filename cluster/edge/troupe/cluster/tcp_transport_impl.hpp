@@ -169,6 +169,7 @@ public:
   void set_fault(const endpoint& peer, direction dir, const link_fault& f);
   void record_drop(const unique_address& from, lane ln, drop_reason reason);
   transport_metrics metrics() const;
+  void set_incarnation(const cluster_incarnation& x);
   void shutdown();
 
   // -- called by connections (io thread) ------------------------------------
@@ -253,6 +254,11 @@ private:
     guard_{ioc.get_executor()};
   std::thread thread_;
 
+  // This node's cluster incarnation for new handshakes (its own lock: the
+  // handshake reads it on the io thread, the daemon writes it).
+  mutable std::mutex incarnation_mtx_;
+  cluster_incarnation incarnation_;
+
   mutable std::mutex mtx_;
   // -- guarded by mtx_ --------------------------------------------------------
   bool stopped_ = false;
@@ -321,6 +327,12 @@ public:
     return peer_protocol_;
   }
 
+  /// The authenticated peer's cluster incarnation (after the handshake;
+  /// not set when the peer is not a member of a cluster yet).
+  const cluster_incarnation& peer_incarnation() const noexcept {
+    return peer_incarnation_;
+  }
+
   /// The dialed endpoint (outbound only).
   const std::optional<endpoint>& dialed() const noexcept {
     return dialed_;
@@ -369,6 +381,7 @@ private:
   bool hs_writing_ = false;
   unique_address peer_;
   protocol_version peer_protocol_;
+  cluster_incarnation peer_incarnation_;
   // Set while a protocol-major refusal is written; the connection then
   // fails with this reason.
   std::optional<std::string> refusal_;

@@ -44,6 +44,12 @@ void add_membership_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<heartbeat>("troupe.cluster.heartbeat");
   cfg.add_message_type<heartbeat_response>("troupe.cluster.heartbeat_response");
   cfg.add_message_type<exiting_confirmed>("troupe.cluster.exiting_confirmed");
+  cfg.add_message_type<cluster_incarnation>(
+    "troupe.cluster.cluster_incarnation");
+  cfg.add_message_type<cluster_info>("troupe.cluster.cluster_info");
+  cfg.add_message_type<incarnation_probe>("troupe.cluster.incarnation_probe");
+  cfg.add_message_type<incarnation_probe_answer>(
+    "troupe.cluster.incarnation_probe_answer");
   cfg.add_message_type<member_joined>("troupe.cluster.member_joined");
   cfg.add_message_type<member_weakly_up>("troupe.cluster.member_weakly_up");
   cfg.add_message_type<member_up>("troupe.cluster.member_up");

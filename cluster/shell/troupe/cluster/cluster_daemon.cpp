@@ -43,6 +43,9 @@ struct daemon_state {
   std::optional<timestamp> scheduled;
   runtime::logger log{"cluster"};
   std::shared_ptr<membership_counters> counters;
+  /// What the transport and the report were last told.
+  cluster_incarnation told_transport;
+  std::optional<incarnation_report> last_report;
 };
 
 using daemon_self = cluster_daemon::stateful_pointer<daemon_state>;
@@ -139,9 +142,31 @@ void publish_confirmation(daemon_state& st, bool stopping) {
   st.counters->last_confirmed_ns.store(ns, std::memory_order_release);
 }
 
+// Tells the transport this node's incarnation when it changed (it goes
+// into every later handshake), and refreshes the incarnation report.
+void publish_incarnation(daemon_state& st, const membership_effects& fx) {
+  auto& e = *st.engine;
+  if (e.incarnation() != st.told_transport) {
+    st.told_transport = e.incarnation();
+    st.remoting.transport().set_incarnation(st.told_transport);
+  }
+  if (!st.counters)
+    return;
+  st.counters->foreign_detections.fetch_add(fx.met_foreign.size(),
+                                            std::memory_order_relaxed);
+  incarnation_report r{e.incarnation(), e.merging_into(), {}};
+  for (const auto& [inc, x] : e.foreign_clusters())
+    r.foreign.push_back(x);
+  if (st.last_report && *st.last_report == r)
+    return;
+  st.last_report = r;
+  st.counters->set_report(std::move(r));
+}
+
 void execute(daemon_self self, membership_effects fx) {
   auto& st = self->state;
   publish_confirmation(st, fx.shutdown.has_value() || st.views_closed);
+  publish_incarnation(st, fx);
   send_all(st, fx.send);
   publish(self, fx.events);
   publish_view(self);
@@ -152,6 +177,8 @@ void execute(daemon_self self, membership_effects fx) {
                              st.quarantine_after);
   for (auto& line : fx.info)
     st.log.info("{}", line);
+  for (auto& line : fx.errors)
+    st.log.error("{}", line);
   if (!st.saw_leaving && st.on_leaving)
     for (auto& e : fx.events)
       if (auto* left = std::get_if<member_left>(&e);
@@ -236,6 +263,17 @@ cluster_daemon::behavior_type make_behavior(daemon_self self,
       auto& st = self->state;
       execute(self, st.engine->hold_exit(holder, hold, read_clock(st)));
     },
+    [self](contacts_atom, std::vector<endpoint> endpoints) {
+      auto& st = self->state;
+      execute(self, st.engine->set_contact_endpoints(std::move(endpoints),
+                                                     read_clock(st)));
+    },
+    [self](foreign_atom, const unique_address& peer,
+           const cluster_incarnation& theirs) {
+      auto& st = self->state;
+      execute(self,
+              st.engine->foreign_incarnation_met(peer, theirs, read_clock(st)));
+    },
     [self](subscribe_atom, const caf::actor& sub) { subscribe(self, sub); },
     [self](subscribe_atom, view_atom, const caf::actor& sub) {
       subscribe_view(self, sub);
@@ -308,6 +346,14 @@ spawn_cluster_daemon(caf::actor_system& sys, remoting_handle remoting,
     caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
     return published.error();
   }
+  // Handshakes that name another cluster incarnation reach the engine (a
+  // weak reference: the listener must not keep a stopped daemon alive).
+  remoting.on_foreign_incarnation(
+    [weak = caf::actor_cast<caf::weak_actor_ptr>(actor)](
+      const unique_address& peer, const cluster_incarnation& theirs) {
+      if (auto d = caf::actor_cast<cluster_daemon>(weak))
+        caf::anon_send(d, foreign_atom::value, peer, theirs);
+    });
   // The engine starts as the daemon's first message (joins the seeds).
   caf::anon_send(actor, start_atom::value);
   return actor;

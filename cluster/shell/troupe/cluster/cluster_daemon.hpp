@@ -3,6 +3,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <mutex>
 
 #include <cstdint>
 #include <functional>
@@ -61,6 +62,8 @@ using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using start_atom = caf::atom_constant<caf::atom("start")>;
 using view_atom = caf::atom_constant<caf::atom("view")>;
 using hold_exit_atom = caf::atom_constant<caf::atom("holdexit")>;
+using contacts_atom = caf::atom_constant<caf::atom("contacts")>;
+using foreign_atom = caf::atom_constant<caf::atom("foreign")>;
 
 namespace detail {
 
@@ -69,19 +72,20 @@ struct daemon_actor_of;
 
 template <class... Ts>
 struct daemon_actor_of<std::variant<Ts...>> {
-  using type
-    = caf::typed_actor<caf::reacts_to<remote_ref, Ts>...,
-                       caf::reacts_to<join_atom, std::vector<endpoint>>,
-                       caf::reacts_to<leave_atom, unique_address>,
-                       caf::reacts_to<down_atom, unique_address>,
-                       caf::reacts_to<hold_exit_atom, std::string, bool>,
-                       caf::reacts_to<subscribe_atom, caf::actor>,
-                       caf::reacts_to<unsubscribe_atom, caf::actor>,
-                       caf::reacts_to<subscribe_atom, view_atom, caf::actor>,
-                       caf::replies_to<self_member_atom>::with<member>,
-                       caf::replies_to<state_atom>::with<current_cluster_state>,
-                       caf::reacts_to<tick_atom, int64_t>,
-                       caf::reacts_to<start_atom>>;
+  using type = caf::typed_actor<
+    caf::reacts_to<remote_ref, Ts>...,
+    caf::reacts_to<join_atom, std::vector<endpoint>>,
+    caf::reacts_to<leave_atom, unique_address>,
+    caf::reacts_to<down_atom, unique_address>,
+    caf::reacts_to<hold_exit_atom, std::string, bool>,
+    caf::reacts_to<contacts_atom, std::vector<endpoint>>,
+    caf::reacts_to<foreign_atom, unique_address, cluster_incarnation>,
+    caf::reacts_to<subscribe_atom, caf::actor>,
+    caf::reacts_to<unsubscribe_atom, caf::actor>,
+    caf::reacts_to<subscribe_atom, view_atom, caf::actor>,
+    caf::replies_to<self_member_atom>::with<member>,
+    caf::replies_to<state_atom>::with<current_cluster_state>,
+    caf::reacts_to<tick_atom, int64_t>, caf::reacts_to<start_atom>>;
 };
 
 } // namespace detail
@@ -94,6 +98,12 @@ struct daemon_actor_of<std::variant<Ts...>> {
 /// - `(holdexit, holder, hold)`: holds (true) or lets go (false) this
 ///   node's exit for `holder` (membership_engine::hold_exit: an exiting
 ///   node confirms its exit only when no holder holds it);
+/// - `(contacts, endpoints)`: the endpoints probed for another cluster of
+///   this name besides the seed nodes
+///   (membership_engine::set_contact_endpoints);
+/// - `(foreign, peer, incarnation)`: a handshake with `peer` named another
+///   cluster incarnation (sent by remoting's transport listener;
+///   membership_engine::foreign_incarnation_met);
 /// - `(subscribe, actor)`: `actor` receives `current_cluster_state`, then
 ///   every cluster event (the alternative of `cluster_event`, e.g.
 ///   `member_up`) in order, until `(unsubscribe, actor)` or it stops;
@@ -124,6 +134,20 @@ using shutdown_hook = std::function<void(const self_stop& stop)>;
 /// `cluster_handle::start` on a runtime node. Must not block.
 using leaving_hook = std::function<void()>;
 
+/// What a node knows of its own cluster incarnation and of the other
+/// clusters of its name that it met (management's `/cluster/members`).
+struct incarnation_report {
+  /// This node's cluster incarnation (not set before it joined).
+  cluster_incarnation incarnation;
+  /// Set while this node's cluster leaves to join that incarnation.
+  cluster_incarnation merging_into;
+  /// The other clusters it met and has not forgotten, oldest first.
+  std::vector<foreign_cluster> foreign;
+
+  friend bool operator==(const incarnation_report&, const incarnation_report&)
+    = default;
+};
+
 /// Counters of one daemon for metrics (management's `/metrics`): written
 /// by the daemon's thread, read from any (relaxed atomics; each value is
 /// monotonic, two values need not be from one instant).
@@ -143,6 +167,25 @@ struct membership_counters {
   /// first answer. Written by the daemon after every step; read by
   /// cluster_handle::last_confirmed.
   std::atomic<int64_t> last_confirmed_ns{std::numeric_limits<int64_t>::min()};
+  /// Other clusters of this name met for the first time (or again after
+  /// they were forgotten): one per detection that was logged as an error.
+  std::atomic<uint64_t> foreign_detections{0};
+
+  /// The latest incarnation report (written by the daemon when it changes).
+  incarnation_report report() const {
+    std::lock_guard guard{report_mtx_};
+    return report_;
+  }
+
+  /// Replaces the report (the daemon).
+  void set_report(incarnation_report r) {
+    std::lock_guard guard{report_mtx_};
+    report_ = std::move(r);
+  }
+
+private:
+  mutable std::mutex report_mtx_;
+  incarnation_report report_;
 };
 
 /// What the daemon needs besides the actor system.
@@ -178,7 +221,11 @@ struct cluster_daemon_settings {
 
 /// Spawns the daemon for the node of `remoting`, publishes it as
 /// `daemon_name` and starts the engine (which joins the seed nodes, if
-/// any). Errors: remoting's publish errors (name_taken, not_running).
+/// any). The daemon tells the transport this node's cluster incarnation
+/// whenever it changes (transport::set_incarnation), and remoting tells
+/// the daemon of handshakes that named another one
+/// (remoting_handle::on_foreign_incarnation). Errors: remoting's publish
+/// errors (name_taken, not_running).
 runtime::expected<cluster_daemon>
 spawn_cluster_daemon(caf::actor_system& sys, remoting_handle remoting,
                      cluster_daemon_settings settings);

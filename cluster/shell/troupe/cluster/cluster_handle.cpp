@@ -79,6 +79,8 @@ runtime::shutdown_reason shutdown_reason_of(self_stop_reason why) {
       return runtime::shutdown_reason::cluster_removed;
     case self_stop_reason::join_unsuccessful:
       return runtime::shutdown_reason::cluster_join_unsuccessful;
+    case self_stop_reason::merging:
+      return runtime::shutdown_reason::cluster_merge;
   }
   return runtime::shutdown_reason::cluster_removed;
 }
@@ -206,6 +208,16 @@ void cluster_handle::down(const unique_address& node) const {
     caf::anon_send(daemon_, down_atom::value, node);
 }
 
+void cluster_handle::set_contact_endpoints(
+  std::vector<endpoint> endpoints) const {
+  if (daemon_)
+    caf::anon_send(daemon_, contacts_atom::value, std::move(endpoints));
+}
+
+incarnation_report cluster_handle::incarnation() const {
+  return counters_ ? counters_->report() : incarnation_report{};
+}
+
 void cluster_handle::hold_exit(std::string holder, bool hold) const {
   if (daemon_)
     caf::anon_send(daemon_, hold_exit_atom::value, std::move(holder), hold);
@@ -249,7 +261,8 @@ membership_counter_values cluster_handle::counters() const noexcept {
     return {};
   return {counters_->gossip_sent.load(std::memory_order_relaxed),
           counters_->gossip_received.load(std::memory_order_relaxed),
-          counters_->leader_changes.load(std::memory_order_relaxed)};
+          counters_->leader_changes.load(std::memory_order_relaxed),
+          counters_->foreign_detections.load(std::memory_order_relaxed)};
 }
 
 runtime::timespan cluster_handle::last_confirmed() const noexcept {

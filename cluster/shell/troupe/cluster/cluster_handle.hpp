@@ -42,6 +42,8 @@ struct membership_counter_values {
   uint64_t gossip_sent = 0;
   uint64_t gossip_received = 0;
   uint64_t leader_changes = 0;
+  /// Other clusters of this name met (membership_counters).
+  uint64_t foreign_detections = 0;
 };
 
 /// A small value over the node's cluster daemon; copies share it.
@@ -70,7 +72,8 @@ public:
   /// (ERROR when the cluster stopped the node: downed, removed without
   /// leaving, refused), and the node's coordinated shutdown starts with the
   /// matching reason (cluster_downing, cluster_removed,
-  /// cluster_join_unsuccessful, or cluster_leaving after its own leave);
+  /// cluster_join_unsuccessful, cluster_merge when its cluster left to join
+  /// another of the same name, or cluster_leaving after its own leave);
   /// when this node first sees itself leaving (a leave asked here or by
   /// another member, e.g. through the management API) it starts with
   /// cluster_leaving, as Akka's does. Both also set the process's stop
@@ -110,6 +113,18 @@ public:
 
   /// Marks `node` down (forced).
   void down(const unique_address& node) const;
+
+  /// Sets the endpoints (cluster host:port, besides `cluster.seed_nodes`)
+  /// that this node probes every `cluster.incarnation_probe_interval` for
+  /// another cluster of its name (membership_engine::set_contact_endpoints):
+  /// the bootstrap coordinator hands it the cluster addresses of the
+  /// contact points it discovered. Replaces the previous list.
+  void set_contact_endpoints(std::vector<endpoint> endpoints) const;
+
+  /// This node's cluster incarnation, its merge mark and the other clusters
+  /// of its name that it met (lock-protected copy; any thread, also inside
+  /// actors: it never waits for the daemon). Empty for an invalid handle.
+  incarnation_report incarnation() const;
 
   /// Holds (`hold` true) or lets go (false) this node's exit from the
   /// cluster for `holder` (a name such as `singleton:<type>`; idempotent per

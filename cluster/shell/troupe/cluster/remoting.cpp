@@ -317,6 +317,12 @@ void remoting_handle::begin_shutdown() const {
     sh_->counters->shutting_down.store(true, std::memory_order_relaxed);
 }
 
+void remoting_handle::on_foreign_incarnation(
+  foreign_incarnation_handler handler) const {
+  if (sh_ && sh_->listener)
+    sh_->listener->set_foreign_incarnation_handler(std::move(handler));
+}
+
 remoting_metrics remoting_handle::metrics() const {
   return sh_ ? sh_->counters->snapshot() : remoting_metrics{};
 }

@@ -265,6 +265,12 @@ public:
   /// Counters of this node's remote messaging.
   remoting_metrics metrics() const;
 
+  /// From now on `handler` is told, on the transport's io thread, of every
+  /// handshake that named another cluster incarnation than this node's
+  /// (the cluster daemon forwards it to its engine; cluster_merge.hpp).
+  /// Replaces an earlier handler; empty: nobody is told.
+  void on_foreign_incarnation(foreign_incarnation_handler handler) const;
+
   /// Shuts the transport down and stops the remoting actor. Idempotent.
   void stop() const;
 

@@ -113,6 +113,25 @@ void remoting_listener::on_peer_quarantined(const unique_address& peer,
                                           std::string{reason}}));
 }
 
+void remoting_listener::on_foreign_incarnation(
+  const unique_address& peer, const cluster_incarnation& theirs) {
+  foreign_incarnation_handler handler;
+  {
+    std::lock_guard guard{mtx_};
+    if (detached_)
+      return;
+    handler = foreign_;
+  }
+  if (handler)
+    handler(peer, theirs);
+}
+
+void remoting_listener::set_foreign_incarnation_handler(
+  foreign_incarnation_handler handler) {
+  std::lock_guard guard{mtx_};
+  foreign_ = std::move(handler);
+}
+
 void remoting_listener::on_dropped(const unique_address& peer, lane lane,
                                    drop_reason reason, uint64_t count) {
   ctx_->log.debug("transport dropped {} {} frame(s) to or from {}: {}", count,

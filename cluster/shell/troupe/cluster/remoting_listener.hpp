@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <caf/message.hpp>
 
 #include "troupe/cluster/frame_dispatcher.hpp"
+#include "troupe/cluster/remoting_shared.hpp"
 #include "troupe/cluster/transport.hpp"
 
 /// @file
@@ -62,6 +64,14 @@ public:
   void on_dropped(const unique_address& peer, lane lane, drop_reason reason,
                   uint64_t count) override;
 
+  /// Calls the handler set by `on_foreign_incarnation(handler)` (if any),
+  /// on the io thread.
+  void on_foreign_incarnation(const unique_address& peer,
+                              const cluster_incarnation& theirs) override;
+
+  /// What `on_foreign_incarnation` calls from now on (empty: nothing).
+  void set_foreign_incarnation_handler(foreign_incarnation_handler handler);
+
 private:
   // Hands `msg` (a batch, a control envelope or a peer event of `peer`)
   // on, or buffers it before `attach`.
@@ -78,6 +88,7 @@ private:
   bool detached_ = false;
   std::vector<std::pair<unique_address, caf::message>> buffer_;
   std::map<unique_address, caf::actor> inbound_;
+  foreign_incarnation_handler foreign_; // under mtx_
 };
 
 } // namespace troupe::cluster::detail

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -47,6 +48,12 @@ struct remoting_metrics {
   /// and recorded as `drop_reason::undecodable` in the transport.
   uint64_t undecodable = 0;
 };
+
+/// Told that a handshake with `peer` named another cluster incarnation
+/// (`transport_listener::on_foreign_incarnation`); runs on the transport's
+/// io thread, must not block.
+using foreign_incarnation_handler = std::function<void(
+  const unique_address& peer, const cluster_incarnation& theirs)>;
 
 /// The settings from `cluster.remoting.*` in `cfg` (declared by
 /// caf_glue.hpp's declare_cluster_config).

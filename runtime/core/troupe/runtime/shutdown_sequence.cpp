@@ -81,6 +81,8 @@ std::string_view to_string(shutdown_reason reason) noexcept {
       return "cluster_removed";
     case shutdown_reason::cluster_join_unsuccessful:
       return "cluster_join_unsuccessful";
+    case shutdown_reason::cluster_merge:
+      return "cluster_merge";
   }
   return "unknown";
 }
@@ -88,10 +90,13 @@ std::string_view to_string(shutdown_reason reason) noexcept {
 bool stopped_by_cluster(shutdown_reason reason) noexcept {
   return reason == shutdown_reason::cluster_downing
          || reason == shutdown_reason::cluster_removed
-         || reason == shutdown_reason::cluster_join_unsuccessful;
+         || reason == shutdown_reason::cluster_join_unsuccessful
+         || reason == shutdown_reason::cluster_merge;
 }
 
 int exit_code(shutdown_reason reason) noexcept {
+  if (reason == shutdown_reason::cluster_merge)
+    return merge_exit_code;
   return stopped_by_cluster(reason) ? 1 : 0;
 }
 

@@ -103,17 +103,32 @@ enum class shutdown_reason : uint8_t {
   /// This node gave up joining (no seed answered in time, or its
   /// configuration was refused: Akka's ClusterJoinUnsuccessfulReason).
   cluster_join_unsuccessful,
+  /// This node's cluster met another cluster of the same name and lost
+  /// the merge rule (the smaller, or the younger at equal sizes): every
+  /// member stops and must be restarted, and then joins the other
+  /// cluster (docs/design/cluster.md; troupe's own).
+  cluster_merge,
 };
 
 /// The reason's name, e.g. "cluster_downing".
 std::string_view to_string(shutdown_reason reason) noexcept;
 
 /// True when the cluster stopped the node against its will (downed,
-/// removed, refused): its process then exits 1 so that a supervisor sees a
-/// failure. False for a signal, the application or a leave (exit 0).
+/// removed, refused, or its cluster left for a merge): it then has
+/// nothing to leave, and its process exits non-zero so that a supervisor
+/// restarts it. False for a signal, the application or a leave (exit 0).
 bool stopped_by_cluster(shutdown_reason reason) noexcept;
 
-/// The process exit code for `reason`: 1 when `stopped_by_cluster`, else 0.
+/// The exit code of a node that stopped for `cluster_merge`: 75, sysexits'
+/// EX_TEMPFAIL ("a temporary failure; the user is invited to retry").
+/// Non-zero, so that every supervisor restarts the process (Kubernetes
+/// always, systemd's `Restart=on-failure` too), and distinct from 1, so
+/// that an operator, a unit's `RestartForceExitStatus=` or a test harness
+/// can tell "restart me, I will join the other cluster" from a failure.
+inline constexpr int merge_exit_code = 75;
+
+/// The process exit code for `reason`: `merge_exit_code` for
+/// cluster_merge, 1 for the other `stopped_by_cluster` reasons, else 0.
 int exit_code(shutdown_reason reason) noexcept;
 
 /// The timeout of every phase.

@@ -84,6 +84,11 @@ struct world_settings {
   /// engine asks for shutdown keeps running (cluster.shutdown_when_downed
   /// ignored).
   bool keep_running_when_downed = false;
+  /// Called when node i's engine stopped (with its reason), after its
+  /// effects were handled: a supervisor's view (the merge scenario
+  /// restarts the node from here). Like `after_step`, it may schedule
+  /// actions but must not call into the world's nodes.
+  std::function<void(size_t, const cluster::self_stop&)> on_stop;
 };
 
 /// One simulated run.
@@ -117,6 +122,11 @@ public:
   void down(size_t by, size_t node);
   /// `by` downs the member `node` (any incarnation).
   void down_address(size_t by, const cluster::unique_address& node);
+
+  /// Sets node `i`'s contact endpoints (membership_engine::
+  /// set_contact_endpoints) to those of `contacts` (indexes); ignored when
+  /// the node is not alive.
+  void set_contacts(size_t i, const std::vector<size_t>& contacts);
 
   /// Holds or lets go node `i`'s exit for `holder`
   /// (membership_engine::hold_exit); ignored when the node is not alive.
