@@ -350,3 +350,40 @@ TEST_CASE("cluster daemon (sim): a node that learns its removal from another "
   CHECK(views->back().find(c) == nullptr);
   CHECK(views->back().tombstones().count(c) == 1);
 }
+
+TEST_CASE("cluster daemon (sim): two clusters of one name connect: the "
+          "handshake's report reaches both engines, is counted and shown, "
+          "and the younger single-node cluster stops for the merge") {
+  daemon_world x;
+  auto a_stops = std::make_shared<shutdown_log>();
+  auto b_stops = std::make_shared<shutdown_log>();
+  auto A = x.start(a, {ep(a)}, a_stops);
+  x.w.advance(2s);
+  auto B = x.start(b, {ep(b)}, b_stops);
+  x.w.advance(2s);
+  auto a_inc = A.incarnation().incarnation;
+  auto b_inc = B.incarnation().incarnation;
+  REQUIRE(a_inc.is_set());
+  REQUIRE(b_inc.is_set());
+  REQUIRE(is_older(a_inc, b_inc));
+  CHECK(A.incarnation().foreign.empty());
+  // Any traffic between them makes the transports shake hands, which
+  // carries each daemon's incarnation (it told its transport).
+  REQUIRE_FALSE(x.remoting(0).send(cluster::remote_ref{b, "nobody"},
+                                   caf::make_message(std::string{"hi"})));
+  x.w.advance(2s);
+  auto seen = A.incarnation();
+  REQUIRE(seen.foreign.size() == 1);
+  CHECK(seen.foreign.front().incarnation == b_inc);
+  CHECK(seen.foreign.front().seen_via == b);
+  CHECK(A.counters().foreign_detections == 1);
+  CHECK(B.counters().foreign_detections == 1);
+  // Both size 1: the younger (b) left, by the verdict of the older (a).
+  REQUIRE(b_stops->count() == 1);
+  CHECK(b_stops->first().find("left to join the cluster of incarnation "
+                              + to_string(a_inc))
+        != std::string::npos);
+  CHECK(B.incarnation().merging_into == a_inc);
+  CHECK(a_stops->count() == 0);
+  CHECK_FALSE(A.incarnation().merging_into.is_set());
+}

@@ -26,18 +26,23 @@
 //                                           the management API serves
 //   stopping / stopped                      on SIGTERM/SIGINT, or when the
 //                                           daemon stops the node (downed,
-//                                           removed, refused)
+//                                           removed, refused, merged)
+//   contacts <n>                            --contacts_file was read: n
+//                                           contact endpoints handed to the
+//                                           daemon
 //
 // The state a subscriber receives first is printed as events too (Akka's
 // InitialStateAsEvents): a member event per member by its status, then
 // unreachable_member per unreachable member, then leader_changed, so no
 // event is lost between the daemon's start and the subscription.
 //
-// Exits 0 after the node's coordinated shutdown (its shard region hands
+// Exits after the node's coordinated shutdown (its shard region hands
 // off, it leaves the cluster, its singleton hands over, its leases are
-// released), 1 with a message on stderr naming the problem on a bad flag or
-// configuration. Asks for SIGKILL when its parent
-// dies.
+// released) with the reason's exit code (runtime::exit_code: 0 after a
+// signal or a leave, 1 when the cluster stopped it, 75 when its cluster
+// left to join another of the same name: restart it), 1 with a message on
+// stderr naming the problem on a bad flag or configuration. Asks for
+// SIGKILL when its parent dies.
 //
 // Usage: cluster_node [--with_management] [--report_interval=DURATION]
 //                     [--singleton=NAME] [--singleton_journal=PATH]
@@ -99,6 +104,14 @@
 //   --sharding_client_log  the client's file (one write(2) per line):
 //                          acked <id> <entity> <node> <incarnation>
 //                        per shard_ack received.
+//   --contacts_file      a file of cluster endpoints (host:port, separated
+//                        by commas or new lines), read every 100 ms: when
+//                        its content changes, the endpoints become the
+//                        daemon's contact endpoints (cluster_handle::
+//                        set_contact_endpoints, as the bootstrap would hand
+//                        them), and `contacts <n>` is printed. A missing file
+//                        is no list yet; a bad endpoint is reported on
+//                        stderr and the list is not used.
 // Signals besides SIGTERM/SIGINT: SIGUSR1 makes the node leave the cluster
 // gracefully (it stops once removed); SIGUSR2 starts the proxy client (a
 // numbered uint64_t through the proxy every 10 ms, journaled as send; the
@@ -109,6 +122,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -160,6 +175,7 @@ constexpr std::string_view sharding_flag = "--sharding=";
 constexpr std::string_view sharding_journal_flag = "--sharding_journal=";
 constexpr std::string_view client_flag = "--sharding_client=";
 constexpr std::string_view client_log_flag = "--sharding_client_log=";
+constexpr std::string_view contacts_flag = "--contacts_file=";
 
 /// Writes `text` and a newline with one write(2), under a lock: the
 /// subscriber's thread and main's never interleave within a line.
@@ -279,6 +295,49 @@ void install_user_signal_handlers() {
   ::sigaction(SIGUSR1, &sa, nullptr);
   ::sigaction(SIGUSR2, &sa, nullptr);
 }
+
+/// The contact endpoints of `--contacts_file`: re-read on every `poll`,
+/// handed to the daemon when the text changed.
+class contacts_file {
+public:
+  explicit contacts_file(std::string path) : path_(std::move(path)) {}
+
+  void poll(const cluster::cluster_handle& h) {
+    if (path_.empty())
+      return;
+    std::ifstream in{path_};
+    if (!in)
+      return;
+    std::string text{std::istreambuf_iterator<char>{in}, {}};
+    if (text == last_)
+      return;
+    last_ = text;
+    std::vector<cluster::endpoint> eps;
+    std::string item;
+    for (char c : text + ",") {
+      if (c != ',' && c != '\n' && c != ' ') {
+        item += c;
+        continue;
+      }
+      if (item.empty())
+        continue;
+      auto ep = cluster::parse_seed_node(item);
+      if (!ep) {
+        std::fprintf(stderr, "cluster_node: --contacts_file %s: %s\n",
+                     path_.c_str(), ep.error().message.c_str());
+        return;
+      }
+      eps.push_back(*ep);
+      item.clear();
+    }
+    say(fmt::format("contacts {}", eps.size()));
+    h.set_contact_endpoints(std::move(eps));
+  }
+
+private:
+  std::string path_;
+  std::string last_;
+};
 
 /// A file appended to by several processes: one write(2) per line on an
 /// O_APPEND descriptor, so lines never interleave. Without a path, writes
@@ -581,6 +640,7 @@ int main(int argc, char** argv) {
   std::string sharding_type;
   uint64_t client_entities = 0;
   bool with_management = false;
+  std::string contacts_path;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg{argv[i]};
@@ -612,6 +672,10 @@ int main(int argc, char** argv) {
         return fail(fmt::format("bad {}: cannot open {}: {}",
                                 arg.substr(0, arg.find('=')), path,
                                 std::strerror(errno)));
+      continue;
+    }
+    if (arg.rfind(contacts_flag, 0) == 0) {
+      contacts_path = arg.substr(contacts_flag.size());
       continue;
     }
     if (arg.rfind(client_flag, 0) == 0) {
@@ -718,6 +782,7 @@ int main(int argc, char** argv) {
   std::optional<proxy_client> client;
   int leaves_seen = 0;
   int client_toggles_seen = 0;
+  contacts_file contacts{contacts_path};
   auto subscriber = (*node)->system().spawn(printer);
   members->subscribe(subscriber);
   (*node)->stop_on_shutdown(caf::actor_cast<caf::strong_actor_ptr>(subscriber));
@@ -725,6 +790,7 @@ int main(int argc, char** argv) {
                      + report_interval.value_or(runtime::timespan{0});
   while (!runtime::stop_requested()) {
     runtime::timespan nap = std::chrono::milliseconds{100};
+    contacts.poll(*members);
     if (auto n = leave_signals.load(); n != leaves_seen) {
       leaves_seen = n;
       say("leaving");
@@ -766,7 +832,9 @@ int main(int argc, char** argv) {
   // A signal's shutdown (unless the cluster started one: downed, removed,
   // leaving): hand off, leave, hand over, release.
   (*node)->coordinated_shutdown().run(runtime::shutdown_reason::signal);
+  auto reason = (*node)->coordinated_shutdown().reason().value_or(
+    runtime::shutdown_reason::signal);
   (*node)->shutdown();
   say("stopped");
-  return 0;
+  return runtime::exit_code(reason);
 }

@@ -178,11 +178,13 @@ inline void check_graceful_stop(const cluster_processes& ps) {
   }
 }
 
-/// Every process's output, for a failure's message.
+/// Every process's output, for a failure's message (slots not started yet
+/// are left out).
 inline std::string outputs(const cluster_processes& ps) {
   std::ostringstream out;
   for (auto& p : ps)
-    out << "---- " << p->name() << " (" << p->addr() << ")\n" << p->output();
+    if (p)
+      out << "---- " << p->name() << " (" << p->addr() << ")\n" << p->output();
   return out.str();
 }
 

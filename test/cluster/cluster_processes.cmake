@@ -34,3 +34,18 @@ troupe_test(NAME cluster_netns_tests LABEL integration
 target_compile_definitions(cluster_netns_tests PRIVATE
   TROUPE_CLUSTER_NODE="$<TARGET_FILE:cluster_node>")
 add_dependencies(cluster_netns_tests cluster_node)
+
+# Two clusters of one name made on purpose (five processes, the lease-guarded
+# singleton on both sides): the smaller leaves with the merge's exit code,
+# is restarted by the test and joins the other; the singleton's journal (the
+# store-side oracle) shows no two instances at once.
+troupe_test(NAME cluster_merge_multiprocess_tests LABEL integration
+  SOURCES
+    cluster_merge_multiprocess_test.cpp
+  LINK troupe_test_support
+  TIMEOUT 180)
+target_include_directories(cluster_merge_multiprocess_tests PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/test/singleton)
+target_compile_definitions(cluster_merge_multiprocess_tests PRIVATE
+  TROUPE_CLUSTER_NODE="$<TARGET_FILE:cluster_node>")
+add_dependencies(cluster_merge_multiprocess_tests cluster_node)

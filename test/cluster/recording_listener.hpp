@@ -57,6 +57,12 @@ public:
     add_event(fmt::format("quarantined {}", to_string(peer)));
   }
 
+  void
+  on_foreign_incarnation(const cluster::unique_address& peer,
+                         const cluster::cluster_incarnation& theirs) override {
+    add_event(fmt::format("foreign {} {}", to_string(peer), to_string(theirs)));
+  }
+
   void on_dropped(const cluster::unique_address&, cluster::lane,
                   cluster::drop_reason reason, uint64_t count) override {
     std::lock_guard guard{mtx_};

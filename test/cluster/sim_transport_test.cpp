@@ -250,3 +250,32 @@ TEST_CASE("sim: send refuses what it cannot address") {
   w.a.shutdown();
   CHECK(code(b1, 1) == errc::shutting_down);
 }
+
+TEST_CASE("sim: the handshake reports another cluster incarnation on both "
+          "sides, and the connection comes up anyway") {
+  two_nodes w;
+  cluster_incarnation x{0x11, wall_time{std::chrono::hours{1}}};
+  cluster_incarnation y{0x22, wall_time{std::chrono::hours{2}}};
+  w.a.set_incarnation(x);
+  w.b->set_incarnation(y);
+  send_all(w.a, b1, lane::control, {"hello"});
+  w.net.advance_to(w.net.now() + 10ms);
+  CHECK(w.lb.payloads(a_ep, lane::control)
+        == std::vector<std::string>{"hello"});
+  CHECK(w.la.has_event("foreign " + to_string(b1) + " " + to_string(y)));
+  CHECK(w.lb.has_event("foreign " + to_string(a1) + " " + to_string(x)));
+}
+
+TEST_CASE("sim: the same incarnation, or one side without any, reports "
+          "nothing") {
+  auto [ia, ib] = GENERATE(table<uint64_t, uint64_t>({{7, 7}, {0, 7}, {7, 0}}));
+  two_nodes w;
+  w.a.set_incarnation({ia, wall_time{}});
+  w.b->set_incarnation({ib, wall_time{}});
+  send_all(w.a, b1, lane::control, {"hello"});
+  w.net.advance_to(w.net.now() + 10ms);
+  CHECK(w.lb.frame_count() == 1);
+  for (auto* l : {&w.la, &w.lb})
+    for (auto& e : l->events())
+      CHECK(e.rfind("foreign", 0) != 0);
+}

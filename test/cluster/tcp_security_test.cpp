@@ -244,6 +244,7 @@ TEST_CASE("tcp security: a plain client cannot talk to a TLS node") {
 TEST_CASE("tcp security: protocol violations close the connection") {
   log_capture logs;
   tcp_node b{loopback()};
+  const uint8_t v = protocol_major;
   using bytes = std::vector<std::byte>;
   auto http = bytes_of("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   using row = std::tuple<std::string, bool, bytes, std::string>;
@@ -251,18 +252,19 @@ TEST_CASE("tcp security: protocol violations close the connection") {
   auto [label, auth, junk, text]
     = GENERATE_COPY(table<std::string, bool, bytes, std::string>({
       row{"an HTTP request", false, http, "frame version 71"},
-      row{"a message frame of another major", false, raw_header(2, 2, 1, 3),
-          "frame version 2 (expected 1)"},
-      row{"message before the handshake", false, raw_header(1, 2, 1, 0),
+      row{"a message frame of another major", false, raw_header(v + 1, 2, 1, 3),
+          "frame version " + std::to_string(v + 1) + " (expected "
+            + std::to_string(v) + ")"},
+      row{"message before the handshake", false, raw_header(v, 2, 1, 0),
           "a message frame before the handshake"},
-      row{"oversized handshake frame", false, raw_header(1, 1, 0, 5000),
+      row{"oversized handshake frame", false, raw_header(v, 1, 0, 5000),
           "frame length 5000 exceeds max_frame_size 1024"},
       row{"oversized frame after the handshake", true,
-          raw_header(1, 2, 1, (1 << 20) + 1),
+          raw_header(v, 2, 1, (1 << 20) + 1),
           "frame length 1048577 exceeds max_frame_size 1048576"},
-      row{"handshake frame after the handshake", true, raw_header(1, 1, 0, 0),
+      row{"handshake frame after the handshake", true, raw_header(v, 1, 0, 0),
           "a handshake frame after the handshake"},
-      row{"bad lane after the handshake", true, raw_header(1, 2, 7, 0),
+      row{"bad lane after the handshake", true, raw_header(v, 2, 7, 0),
           "frame lane 7"},
     }));
   INFO(label);
@@ -339,7 +341,7 @@ TEST_CASE("tcp security: truncated handshake then close is a clean failure") {
   tcp_node b{loopback()};
   {
     raw_peer raw{b.addr().port};
-    auto h = raw_header(1, 1, 0, 100);
+    auto h = raw_header(protocol_major, 1, 0, 100);
     h.resize(h.size() + 10); // 10 of 100 payload bytes, then close
     raw.write(h);
   }

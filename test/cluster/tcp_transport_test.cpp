@@ -418,3 +418,36 @@ TEST_CASE("tcp: send errors name the problem") {
   a.transport->shutdown();
   CHECK(code(b.addr(), 1) == errc::shutting_down);
 }
+
+TEST_CASE("tcp: a handshake between two cluster incarnations is reported on "
+          "both nodes, and frames flow") {
+  tcp_node a{loopback()};
+  tcp_node b{loopback()};
+  cluster_incarnation x{0x11, wall_time{std::chrono::hours{1}}};
+  cluster_incarnation y{0x22, wall_time{std::chrono::hours{2}}};
+  a.transport->set_incarnation(x);
+  b.transport->set_incarnation(y);
+  a.send(b.addr(), lane::control, "a->b");
+  b.send(a.addr(), lane::control, "b->a");
+  auto a_saw = "foreign " + to_string(b.addr()) + " " + to_string(y);
+  auto b_saw = "foreign " + to_string(a.addr()) + " " + to_string(x);
+  CHECK(eventually(
+    [&] { return a.events->has_event(a_saw) && b.events->has_event(b_saw); }));
+  CHECK(eventually([&] {
+    return b.events->payloads(a.ep(), lane::control)
+             == std::vector<std::string>{"a->b"}
+           && a.events->payloads(b.ep(), lane::control)
+                == std::vector<std::string>{"b->a"};
+  }));
+  // A new connection after set_incarnation carries the new value: the same
+  // incarnation on both sides reports nothing more.
+  tcp_node c{loopback()};
+  c.transport->set_incarnation(y);
+  c.send(b.addr(), lane::control, "c->b");
+  REQUIRE(eventually(
+    [&] { return b.events->payloads(c.ep(), lane::control).size() == 1; }));
+  for (auto& e : b.events->events()) {
+    bool about_c = e.find(to_string(c.addr())) != std::string::npos;
+    CHECK_FALSE((about_c && e.rfind("foreign", 0) == 0));
+  }
+}

@@ -152,3 +152,46 @@ TEST_CASE("management: member counts cover every status and the "
   CHECK(by["removed"] == 0);
   CHECK(counts.unreachable == 1);
 }
+
+TEST_CASE("management: the members view shows this node's cluster "
+          "incarnation, its merge mark and the other clusters it met") {
+  auto g = make_gossip("a:up:1 b:up:2");
+  membership_state plain{g, node('a')};
+  auto none = members_of(plain);
+  CHECK_FALSE(none.incarnation);
+  CHECK_FALSE(none.merging_into);
+  CHECK(none.foreign_clusters.empty());
+  cluster_incarnation own{
+    0x4d2, wall_time{std::chrono::milliseconds{1'700'000'000'000}}};
+  cluster_incarnation other{
+    0xabc, wall_time{std::chrono::milliseconds{1'600'000'000'000}}};
+  g.set_incarnation(own);
+  g.mark_merging_into(other);
+  membership_state s{g, node('a')};
+  auto v = members_of(s);
+  REQUIRE(v.incarnation);
+  CHECK(*v.incarnation == "00000000000004d2@2023-11-14T22:13:20.000Z");
+  REQUIRE(v.merging_into);
+  CHECK(*v.merging_into == "0000000000000abc@2020-09-13T12:26:40.000Z");
+  incarnation_report report{own, other, {}};
+  foreign_cluster met;
+  met.incarnation = other;
+  met.size = 5;
+  met.seen_via = node('x');
+  met.last_seen = wall_time{std::chrono::milliseconds{1'700'000'001'250}};
+  foreign_cluster unsized;
+  unsized.incarnation = cluster_incarnation{7, other.founded_at};
+  unsized.seen_via = node('y');
+  unsized.merging_into = other;
+  report.foreign = {met, unsized};
+  troupe::management::add_foreign_clusters(v, report);
+  REQUIRE(v.foreign_clusters.size() == 2);
+  auto& f = v.foreign_clusters[0];
+  CHECK(f.incarnation == to_string(other));
+  CHECK(f.size == 5u);
+  CHECK(f.seen_via == "x:2552#1");
+  CHECK(f.last_seen == "2023-11-14T22:13:21.250Z");
+  CHECK_FALSE(f.merging_into);
+  CHECK_FALSE(v.foreign_clusters[1].size);
+  CHECK(v.foreign_clusters[1].merging_into == to_string(other));
+}

@@ -30,6 +30,8 @@ TEST_CASE("management: the metrics text carries every documented series") {
   s.members_by_status = {{"up", 3}, {"leaving", 1}, {"down", 0}};
   s.unreachable_members = 1;
   s.leader_changes = 2;
+  s.foreign_incarnations = 1;
+  s.foreign_incarnation_detections = 3;
   s.gossip_rounds = 1234;
   s.gossip_received = 1200;
   s.leases = {{"troupe-singleton-jobs", 3, 1}};
@@ -51,6 +53,14 @@ TEST_CASE("management: the metrics text carries every documented series") {
   CHECK(sample(text, "troupe_cluster_members{status=\"down\"}") == 0);
   CHECK(sample(text, "troupe_cluster_unreachable_members") == 1);
   CHECK(sample(text, "troupe_cluster_leader_changes_total") == 2);
+  CHECK(text.find("# TYPE troupe_cluster_foreign_incarnations gauge")
+        != std::string::npos);
+  CHECK(sample(text, "troupe_cluster_foreign_incarnations") == 1);
+  CHECK(text.find("# TYPE troupe_cluster_foreign_incarnation_detections_total "
+                  "counter")
+        != std::string::npos);
+  CHECK(sample(text, "troupe_cluster_foreign_incarnation_detections_total")
+        == 3);
   CHECK(sample(text, "troupe_cluster_gossip_rounds_total") == 1234);
   CHECK(sample(text, "troupe_cluster_gossip_received_total") == 1200);
   CHECK(

@@ -187,6 +187,43 @@ TEST_CASE("management: GET /cluster/members shows self, leader, oldest, "
   CHECK(doc["oldest"].IsNull());
 }
 
+TEST_CASE("management: GET /cluster/members shows the cluster incarnation "
+          "and the other clusters of this name this node met") {
+  auto src = three_members();
+  auto doc = parse(handle(src, {}, get("/cluster/members")));
+  // Healthy: no merge, nothing foreign; before joining, no incarnation.
+  CHECK(doc["incarnation"].IsNull());
+  CHECK(doc["merging_into"].IsNull());
+  REQUIRE(doc["foreign_clusters"].IsArray());
+  CHECK(doc["foreign_clusters"].Size() == 0);
+  src.view.incarnation = "00000000000004d2@2023-11-14T22:13:20.000Z";
+  src.view.merging_into = "0000000000000abc@2020-09-13T12:26:40.000Z";
+  src.view.foreign_clusters = {
+    {"0000000000000abc@2020-09-13T12:26:40.000Z", 5, "10.0.0.9:2552#3",
+     "2023-11-14T22:13:21.250Z", std::nullopt},
+    {"0000000000000007@2020-09-13T12:26:40.000Z", std::nullopt,
+     "10.0.0.8:2552#4", "2023-11-14T22:13:22.000Z",
+     "0000000000000abc@2020-09-13T12:26:40.000Z"},
+  };
+  doc = parse(handle(src, {}, get("/cluster/members")));
+  CHECK(std::string{doc["incarnation"].GetString()}
+        == "00000000000004d2@2023-11-14T22:13:20.000Z");
+  CHECK(std::string{doc["merging_into"].GetString()}
+        == "0000000000000abc@2020-09-13T12:26:40.000Z");
+  auto& fs = doc["foreign_clusters"];
+  REQUIRE(fs.Size() == 2);
+  CHECK(std::string{fs[0]["incarnation"].GetString()}
+        == "0000000000000abc@2020-09-13T12:26:40.000Z");
+  CHECK(fs[0]["size"].GetUint64() == 5);
+  CHECK(std::string{fs[0]["seen_via"].GetString()} == "10.0.0.9:2552#3");
+  CHECK(std::string{fs[0]["last_seen"].GetString()}
+        == "2023-11-14T22:13:21.250Z");
+  CHECK(fs[0]["merging_into"].IsNull());
+  CHECK(fs[1]["size"].IsNull());
+  CHECK(std::string{fs[1]["merging_into"].GetString()}
+        == "0000000000000abc@2020-09-13T12:26:40.000Z");
+}
+
 TEST_CASE("management: one member by address, with or without its uid, "
           "percent-encoded") {
   auto src = three_members();

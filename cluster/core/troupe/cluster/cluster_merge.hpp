@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "troupe/cluster/cluster_incarnation.hpp"
 #include "troupe/cluster/gossip.hpp"
@@ -157,8 +158,26 @@ struct foreign_cluster {
   /// Set when that cluster was last reported leaving to join this
   /// incarnation.
   cluster_incarnation merging_into;
+  /// True once this node, as the judge, told that cluster to leave (the
+  /// verdict is repeated on every later meeting, logged only once).
+  bool told_to_leave = false;
 
   friend bool operator==(const foreign_cluster&, const foreign_cluster&)
+    = default;
+};
+
+/// What a node knows of its own cluster incarnation and of the other
+/// clusters of its name that it met (management's `/cluster/members`; the
+/// cluster daemon publishes it, cluster_handle::incarnation reads it).
+struct incarnation_report {
+  /// This node's cluster incarnation (not set before it joined).
+  cluster_incarnation incarnation;
+  /// Set while this node's cluster leaves to join that incarnation.
+  cluster_incarnation merging_into;
+  /// The other clusters it met and has not forgotten, oldest first.
+  std::vector<foreign_cluster> foreign;
+
+  friend bool operator==(const incarnation_report&, const incarnation_report&)
     = default;
 };
 

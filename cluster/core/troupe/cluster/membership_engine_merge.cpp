@@ -159,6 +159,9 @@ cluster_incarnation membership_engine::judge(const unique_address& from,
   cluster_side self_side{incarnation(), cluster_size(state_.latest_gossip())};
   cluster_side other_side{other.incarnation, other.size};
   if (decide_merge(self_side, other_side) == merge_verdict::other_side_leaves) {
+    // Repeated at every meeting until that side leaves; logged once.
+    if (std::exchange(foreign_[other.incarnation].told_to_leave, true))
+      return incarnation();
     out.info.push_back(fmt::format(
       "merge rule: the cluster of incarnation {} ({} members, met via {}) "
       "leaves and joins this one (incarnation {}, {} members); telling it",

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 /// @file
 /// Wall-clock time as the membership gossip carries it.
@@ -21,5 +22,8 @@ namespace troupe::cluster {
 /// clusters survives, never that one does.
 using wall_time = std::chrono::time_point<std::chrono::system_clock,
                                           std::chrono::milliseconds>;
+
+/// ISO 8601 in UTC with milliseconds, e.g. `2023-11-14T22:13:20.000Z`.
+std::string format_wall_time(wall_time t);
 
 } // namespace troupe::cluster

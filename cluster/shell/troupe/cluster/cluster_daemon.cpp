@@ -175,10 +175,12 @@ void execute(daemon_self self, membership_effects fx) {
   for (auto& node : fx.removed)
     st.remoting.node_removed(node, "removed from the cluster membership",
                              st.quarantine_after);
-  for (auto& line : fx.info)
-    st.log.info("{}", line);
+  // The errors (another cluster met, a merge decided) come first: the
+  // info lines of the same call follow from them.
   for (auto& line : fx.errors)
     st.log.error("{}", line);
+  for (auto& line : fx.info)
+    st.log.info("{}", line);
   if (!st.saw_leaving && st.on_leaving)
     for (auto& e : fx.events)
       if (auto* left = std::get_if<member_left>(&e);

@@ -134,20 +134,6 @@ using shutdown_hook = std::function<void(const self_stop& stop)>;
 /// `cluster_handle::start` on a runtime node. Must not block.
 using leaving_hook = std::function<void()>;
 
-/// What a node knows of its own cluster incarnation and of the other
-/// clusters of its name that it met (management's `/cluster/members`).
-struct incarnation_report {
-  /// This node's cluster incarnation (not set before it joined).
-  cluster_incarnation incarnation;
-  /// Set while this node's cluster leaves to join that incarnation.
-  cluster_incarnation merging_into;
-  /// The other clusters it met and has not forgotten, oldest first.
-  std::vector<foreign_cluster> foreign;
-
-  friend bool operator==(const incarnation_report&, const incarnation_report&)
-    = default;
-};
-
 /// Counters of one daemon for metrics (management's `/metrics`): written
 /// by the daemon's thread, read from any (relaxed atomics; each value is
 /// monotonic, two values need not be from one instant).

@@ -40,7 +40,26 @@ members_view members_of(const cluster::membership_state& state,
   for (auto& [subject, by] : observers)
     out.unreachable.push_back(unreachable_view{
       subject, std::vector<std::string>(by.begin(), by.end())});
+  if (g.incarnation().is_set())
+    out.incarnation = cluster::to_string(g.incarnation());
+  if (g.merging_into().is_set())
+    out.merging_into = cluster::to_string(g.merging_into());
   return out;
+}
+
+void add_foreign_clusters(members_view& v,
+                          const cluster::incarnation_report& report) {
+  for (const auto& f : report.foreign) {
+    foreign_cluster_view x;
+    x.incarnation = cluster::to_string(f.incarnation);
+    if (f.size)
+      x.size = *f.size;
+    x.seen_via = runtime::to_string(f.seen_via);
+    x.last_seen = cluster::format_wall_time(f.last_seen);
+    if (f.merging_into.is_set())
+      x.merging_into = cluster::to_string(f.merging_into);
+    v.foreign_clusters.push_back(std::move(x));
+  }
 }
 
 runtime::expected<runtime::unique_address>

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "troupe/cluster/cluster_merge.hpp"
 #include "troupe/cluster/membership_state.hpp"
 #include "troupe/management/router.hpp"
 
@@ -23,10 +24,16 @@ namespace troupe::management {
 /// that role: the oldest member among those of the highest app_version
 /// (`membership_state::singleton_target`; the oldest when the cluster runs
 /// one app_version). Each member shows its `app_version`. `unreachable`
-/// lists each such subject with its observers, sorted.
+/// lists each such subject with its observers, sorted. `incarnation` and
+/// `merging_into` are the view's (the gossip's); `foreign_clusters` are
+/// added by `add_foreign_clusters`.
 members_view members_of(const cluster::membership_state& state,
                         std::optional<std::string_view> oldest_role
                         = std::nullopt);
+
+/// Adds `report`'s foreign clusters (oldest first) to `v`.
+void add_foreign_clusters(members_view& v,
+                          const cluster::incarnation_report& report);
 
 /// The member that `address` names in `state`: `host:port#uid` exactly, or
 /// `host:port` for the member at that endpoint (the newest incarnation, if

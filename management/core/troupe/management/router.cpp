@@ -103,6 +103,21 @@ void put_member(json_writer& w, const member_view& m) {
   w.EndObject();
 }
 
+void put_foreign(json_writer& w, const foreign_cluster_view& f) {
+  w.StartObject();
+  w.Key("incarnation");
+  put(w, f.incarnation);
+  w.Key("size");
+  put_opt(w, f.size);
+  w.Key("seen_via");
+  put(w, f.seen_via);
+  w.Key("last_seen");
+  put(w, f.last_seen);
+  w.Key("merging_into");
+  put_opt(w, f.merging_into);
+  w.EndObject();
+}
+
 std::string render_members(const members_view& v) {
   return render([&](json_writer& w) {
     w.StartObject();
@@ -129,6 +144,15 @@ std::string render_members(const members_view& v) {
       put(w, u.observed_by);
       w.EndObject();
     }
+    w.EndArray();
+    w.Key("incarnation");
+    put_opt(w, v.incarnation);
+    w.Key("merging_into");
+    put_opt(w, v.merging_into);
+    w.Key("foreign_clusters");
+    w.StartArray();
+    for (auto& f : v.foreign_clusters)
+      put_foreign(w, f);
     w.EndArray();
     w.EndObject();
   });

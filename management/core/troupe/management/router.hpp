@@ -70,6 +70,23 @@ struct unreachable_view {
   std::vector<std::string> observed_by;
 };
 
+/// Another cluster of this cluster's name that this node met
+/// (cluster_merge.hpp): two clusters formed apart, one of which leaves and
+/// rejoins the other.
+struct foreign_cluster_view {
+  /// Its cluster incarnation, `<16 hex digits>@<ISO 8601 UTC>`.
+  std::string incarnation;
+  /// Its size as last reported (null: met without one, e.g. in a
+  /// handshake).
+  std::optional<uint64_t> size;
+  /// The node it was last seen through, `host:port#uid`.
+  std::string seen_via;
+  /// When it was last seen, ISO 8601 UTC.
+  std::string last_seen;
+  /// Set when it was last reported leaving to join that incarnation.
+  std::optional<std::string> merging_into;
+};
+
 /// `GET /cluster/members`. Leader (membership's), oldest (the singleton
 /// role's lowest up number), singleton target (where singletons belong:
 /// the oldest of the highest app_version) and lease holder are different
@@ -81,6 +98,13 @@ struct members_view {
   std::optional<std::string> singleton_target;
   std::vector<member_view> members;
   std::vector<unreachable_view> unreachable;
+  /// This node's cluster incarnation (null before it joined).
+  std::optional<std::string> incarnation;
+  /// Set while this node's cluster leaves to join that incarnation.
+  std::optional<std::string> merging_into;
+  /// The other clusters of this name that this node met and has not
+  /// forgotten; empty in a healthy deployment.
+  std::vector<foreign_cluster_view> foreign_clusters;
 };
 
 /// One region of an entity type.

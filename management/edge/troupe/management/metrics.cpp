@@ -44,6 +44,15 @@ std::string render_metrics(const metrics_snapshot& s) {
         {{{}, s.unreachable_members}});
   counter(reg, "troupe_cluster_leader_changes_total",
           "Leader changes this node saw", {{{}, s.leader_changes}});
+  gauge(reg, "troupe_cluster_foreign_incarnations",
+        "Other clusters of this cluster's name this node met and has not "
+        "forgotten (two clusters formed apart; one leaves and rejoins the "
+        "other)",
+        {{{}, s.foreign_incarnations}});
+  counter(reg, "troupe_cluster_foreign_incarnation_detections_total",
+          "Meetings with another cluster of this name (first sightings of a "
+          "foreign cluster incarnation)",
+          {{{}, s.foreign_incarnation_detections}});
   counter(reg, "troupe_cluster_gossip_rounds_total",
           "Full gossip messages sent (a round whose target already has this "
           "version sends only a status, not counted)",

@@ -49,6 +49,12 @@ struct metrics_snapshot {
   std::vector<std::pair<std::string, uint64_t>> members_by_status;
   uint64_t unreachable_members = 0;
   uint64_t leader_changes = 0;
+  /// Other clusters of this cluster's name that this node met and has not
+  /// forgotten (cluster_merge.hpp): 0 in a healthy deployment.
+  uint64_t foreign_incarnations = 0;
+  /// Meetings with another cluster of this name (each first sighting of a
+  /// foreign incarnation, logged as an error).
+  uint64_t foreign_incarnation_detections = 0;
   /// Full gossip messages sent: a round whose target has already seen
   /// this version sends only a status (Akka's GossipStatus), which is not
   /// counted, so the count stays flat while membership does not change.

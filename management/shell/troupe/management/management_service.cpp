@@ -222,9 +222,10 @@ public:
     auto v = st_->view();
     if (!v)
       return unavailable("this node has no membership view yet");
-    if (st_->oldest_role)
-      return members_of(*v, *st_->oldest_role);
-    return members_of(*v);
+    auto out
+      = st_->oldest_role ? members_of(*v, *st_->oldest_role) : members_of(*v);
+    add_foreign_clusters(out, st_->cluster.incarnation());
+    return out;
   }
 
   runtime::expected<std::optional<shards_view>>
@@ -292,6 +293,8 @@ public:
     }
     auto c = st_->cluster.counters();
     s.leader_changes = c.leader_changes;
+    s.foreign_incarnations = st_->cluster.incarnation().foreign.size();
+    s.foreign_incarnation_detections = c.foreign_detections;
     s.gossip_rounds = c.gossip_sent;
     s.gossip_received = c.gossip_received;
     for (const auto& l : st_->all_leases())
