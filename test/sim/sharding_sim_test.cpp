@@ -29,7 +29,7 @@ uint64_t seed_budget() {
 // The seeds a planted bug may take to be caught (ignore_lease: see the
 // planted test).
 constexpr uint64_t bug_budget = 100;
-constexpr uint64_t lease_bug_budget = 250;
+constexpr uint64_t lease_bug_budget = 400;
 
 // Runs without the trace; a failing seed is replayed with it.
 sharding_result run(uint64_t seed, sharding_scenario o) {
@@ -133,7 +133,9 @@ TEST_CASE("sharding sim: each checker catches its planted bug within the bug "
   // ignore_lease shows only when an allocation falls into the few ms
   // between the lease's loss and the instance's stop; with the margin of
   // ADR 0007 a new coordinator allocates later and more rarely there:
-  // first caught at seed 178.
+  // first caught at seed 302 (at 178 before the membership engine's
+  // incarnation probes, issue 24, shifted the simulated network's draws;
+  // about one seed in 150 shows it).
   auto budget
     = std::string{p.bug} == "ignore_lease" ? lease_bug_budget : bug_budget;
   for (uint64_t seed = 0; seed < budget && !caught; ++seed) {
