@@ -129,8 +129,9 @@ TEST_CASE("merge engine: members probe the contact endpoints outside their "
   auto s = short_settings();
   s.incarnation_probe_interval.reset();
   merge_world quiet_world;
-  auto& q = quiet_world.start("q1", {"q1", "y1"}, s);
-  q.engine->set_contact_endpoints({merge_world::ep("y2")}, at(0ms));
+  auto& q = quiet_world.start("q1", {"q1"}, s);
+  q.engine->set_contact_endpoints(
+    {merge_world::ep("y1"), merge_world::ep("y2")}, at(0ms));
   REQUIRE(quiet_world.run_until([&] { return q.engine->is_member(); }));
   for (auto t = 0ms; t < 20s; t += 500ms)
     CHECK(sent<incarnation_probe>(q.engine->tick(at(t))).empty());

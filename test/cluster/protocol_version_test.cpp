@@ -46,7 +46,7 @@ TEST_CASE("protocol version: the refusal names both versions and what to "
 }
 
 TEST_CASE("protocol version: this build speaks 2.0 (the cluster incarnation, "
-          "ADR 0010)") {
+          "ADR 0011)") {
   CHECK(current_protocol == protocol_version{2, 0});
   CHECK(protocol_major == 2);
 }

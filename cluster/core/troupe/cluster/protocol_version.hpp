@@ -49,7 +49,7 @@ struct protocol_version {
 ///   the welcome, every gossip and gossip status, and the incarnation
 ///   probe messages: a major, because a 1.x node could neither decode the
 ///   new gossip nor be trusted to keep two clusters' gossip apart
-///   (docs/adr/0010-cluster-incarnation-protocol-major.md).
+///   (docs/adr/0011-cluster-incarnation-protocol-major.md).
 inline constexpr protocol_version current_protocol{2, 0};
 
 /// The major of `current_protocol`: byte 0 of every frame this build
