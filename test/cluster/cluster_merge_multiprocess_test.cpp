@@ -96,8 +96,8 @@ bool logged_meeting(const cluster_process& p) {
 } // namespace
 
 TEST_CASE("cluster merge, 5 processes on loopback: two clusters made on "
-          "purpose become one; the smaller leaves with exit code 75 and "
-          "rejoins; the lease-guarded singleton never runs twice") {
+          "purpose become one, the smaller leaves with exit code 75 and "
+          "rejoins, the lease-guarded singleton never runs twice") {
   merge_cluster c;
   const std::vector<size_t> small{3, 4}, large{0, 1, 2};
   // The small cluster forms first: it is the older, and its singleton

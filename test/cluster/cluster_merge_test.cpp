@@ -24,7 +24,7 @@ cluster_incarnation inc(uint64_t id, int64_t founded_ms) {
 } // namespace
 
 TEST_CASE("cluster incarnation: older is the earlier founding, then the "
-          "smaller id; rendered as hex id and UTC time") {
+          "smaller id, rendered as hex id and UTC time") {
   CHECK(is_older(inc(9, 1000), inc(1, 2000)));
   CHECK_FALSE(is_older(inc(1, 2000), inc(9, 1000)));
   CHECK(is_older(inc(1, 1000), inc(2, 1000)));
@@ -53,7 +53,7 @@ TEST_CASE("cluster size: joining, weakly up and up members count, the "
   CHECK(cluster_size(make_gossip(std::get<0>(r))) == std::get<1>(r));
 }
 
-TEST_CASE("merge rule: the smaller cluster leaves; at equal sizes the "
+TEST_CASE("merge rule: the smaller cluster leaves, at equal sizes the "
           "younger incarnation") {
   auto older = inc(5, 1000);
   auto younger = inc(3, 2000);

@@ -115,7 +115,7 @@ TEST_CASE("handshake: matching secrets and names establish both sides") {
     CHECK(m.size() <= handshake_max_frame_size);
 }
 
-TEST_CASE("handshake: each side learns the other's cluster incarnation; "
+TEST_CASE("handshake: each side learns the other's cluster incarnation, "
           "another one still establishes") {
   auto x = a;
   auto y = b;

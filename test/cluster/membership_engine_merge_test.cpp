@@ -46,7 +46,7 @@ merge_world two_clusters(size_t xs = 3, size_t ys = 2) {
 
 } // namespace
 
-TEST_CASE("merge engine: founding creates an incarnation; a welcomed node "
+TEST_CASE("merge engine: founding creates an incarnation, a welcomed node "
           "adopts it") {
   merge_world w;
   w.start("x1", {"x1"});
@@ -138,7 +138,7 @@ TEST_CASE("merge engine: members probe the contact endpoints outside their "
 }
 
 TEST_CASE("merge engine: a member answers a probe with its cluster (the "
-          "judge with its verdict); a node that is not a member does not") {
+          "judge with its verdict), a node that is not a member does not") {
   auto w = two_clusters();
   auto& x1 = w.nodes.at("x1");
   auto& y1 = w.nodes.at("y1");
@@ -168,7 +168,7 @@ TEST_CASE("merge engine: a member answers a probe with its cluster (the "
 
 TEST_CASE("merge engine: {x1,x2,x3} (older) meets {y1,y2}: y obeys the "
           "verdict, refuses joins while it lingers, and every member of y "
-          "stops for the merge; x goes on") {
+          "stops for the merge, x goes on") {
   auto w = two_clusters();
   auto x_inc = w.engine("x1").incarnation();
   auto y_inc = w.engine("y1").incarnation();
@@ -314,7 +314,7 @@ TEST_CASE("merge engine: a welcome into a merging cluster is ignored (the "
   }));
 }
 
-TEST_CASE("merge engine: a handshake's report is a detection and a probe; "
+TEST_CASE("merge engine: a handshake's report is a detection and a probe, "
           "a foreign cluster not seen again is forgotten") {
   auto w = two_clusters();
   auto& x1 = w.nodes.at("x1");

@@ -45,7 +45,7 @@ TEST_CASE("merge sim: the seed sweep ends as one cluster every time") {
   CHECK(worst < 60);
 }
 
-TEST_CASE("merge sim: {0,1,2} and {3,4} formed apart become one cluster; "
+TEST_CASE("merge sim: {0,1,2} and {3,4} formed apart become one cluster, "
           "the smaller left and rejoined") {
   world_settings ws;
   std::vector<size_t> all{0, 1, 2, 3, 4};
