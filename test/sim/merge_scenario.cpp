@@ -72,86 +72,112 @@ std::optional<violation> one_cluster_at_end(const membership_world& w,
   return violation{"one_cluster_at_end", std::move(detail)};
 }
 
-scenario_result run_merge_scenario(uint64_t seed, cluster::planted_bug bug) {
-  world_settings ws;
-  ws.bug = bug;
+namespace {
+
+// The two groups: a = [0, split), b = [split, n).
+struct groups {
   std::vector<size_t> all;
-  membership_world* wp = nullptr;
-  // The supervisor: a stopped node restarts after 0.5-2 s as a new
-  // incarnation with every node as a seed (node 0 first).
-  ws.on_stop = [&](size_t i, const cluster::self_stop&) {
-    auto& w = *wp;
-    w.sched().at(w.sched().now() + w.random().between(500ms, 2s),
-                 [&w, &all, i] {
-                   if (!w.alive(i))
-                     w.start(i, all);
-                 });
-  };
-  membership_world w{seed, ws};
-  wp = &w;
-  auto& r = w.random();
-  auto& s = w.sched();
-  size_t n = 2 + r.below(7);
-  size_t split = 1 + r.below(n - 1);
-  std::vector<size_t> a, b;
-  for (size_t i = 0; i < n; ++i) {
-    w.add_node();
-    all.push_back(i);
-    (i < split ? a : b).push_back(i);
-  }
+  std::vector<size_t> a;
+  std::vector<size_t> b;
+};
+
+// Formed apart: a partition from the start, each group through its own
+// first two nodes as seeds, every node started within 2 s.
+void form_apart(membership_world& w, const groups& g) {
   auto seeds_of = [](const std::vector<size_t>& group) {
     return group.size() == 1 ? group : std::vector<size_t>{group[0], group[1]};
   };
-  // Formed apart: a partition from the start, each group its own seeds.
-  w.partition(a, b);
-  for (auto i : a)
-    s.at(r.between(0s, 2s), [&w, i, sa = seeds_of(a)] { w.start(i, sa); });
-  for (auto i : b)
-    s.at(r.between(0s, 2s), [&w, i, sb = seeds_of(b)] { w.start(i, sb); });
-  // Connected: the partition heals and a shared contact list is handed
-  // out (to everyone, or to one group only: the other is then met only
-  // through the first group's probes).
+  w.partition(g.a, g.b);
+  for (const auto* group : {&g.a, &g.b})
+    for (auto i : *group)
+      w.sched().at(w.random().between(0s, 2s),
+                   [&w, i, seeds = seeds_of(*group)] { w.start(i, seeds); });
+}
+
+// Connected: at 12-17 s the partition heals and a shared contact list is
+// handed out (to everyone, or to one group only: the other is then met
+// only through the first group's probes); loss and a clogged link between
+// the groups for 10 s, by the seed. Returns the time of the heal.
+timespan connect_later(membership_world& w, const groups& g) {
+  auto& r = w.random();
   auto heal_at = 12s + r.between(0s, 5s);
   auto who = r.below(3);
   bool lossy = r.chance(0.5);
   bool clogged = r.chance(0.3);
-  s.at(heal_at, [&, who, lossy, clogged] {
+  w.sched().at(heal_at, [&w, &g, who, lossy, clogged] {
     w.heal();
-    for (size_t i = 0; i < n; ++i)
-      if (who == 0 || (who == 1) == (i < split))
-        w.set_contacts(i, all);
+    for (auto i : g.all)
+      if (who == 0 || (who == 1) == (i < g.b.front()))
+        w.set_contacts(i, g.all);
+    auto& rr = w.random();
     if (lossy)
-      w.net().set_loss(0.02 + 0.02 * static_cast<double>(r.below(5)));
+      w.net().set_loss(0.02 + 0.02 * static_cast<double>(rr.below(5)));
     if (clogged)
-      w.net().link(w.address(a[0]), w.address(b[0])).extra_delay
-        = r.between(500ms, 2s);
+      w.net().link(w.address(g.a[0]), w.address(g.b[0])).extra_delay
+        = rr.between(500ms, 2s);
   });
-  s.at(heal_at + 10s, [&] {
+  w.sched().at(heal_at + 10s, [&w] {
     w.net().set_loss(0.0);
     w.heal();
   });
-  scenario_result result;
-  result.seed = seed;
-  result.nodes = n;
+  return heal_at;
+}
+
+// Runs until one cluster of all `n` nodes has held for a quiet period of
+// 5 s, or until the heal + 120 s; the rounds it took go into `result`.
+void run_to_one_cluster(membership_world& w, size_t n, timespan heal_at,
+                        scenario_result& result) {
   w.run_until(heal_at);
   // Every node running (none stopped and not yet restarted), one cluster.
   auto one = [&] { return !one_cluster_at_end(w, n).has_value(); };
   auto deadline = heal_at + 120s;
+  auto gossip_interval = cluster::membership_settings{}.gossip_interval;
   bool done = false;
   while (!done && !w.failure() && w.sched().now() < deadline) {
     if (!w.run_until(deadline, one))
       break;
     result.liveness_rounds
       = static_cast<double>((w.sched().now() - heal_at).count())
-        / static_cast<double>(ws.membership.gossip_interval.count());
-    // It must stay one cluster: a quiet period of 5 s.
-    auto quiet_end = w.sched().now() + 5s;
-    w.run_until(quiet_end);
+        / static_cast<double>(gossip_interval.count());
+    w.run_until(w.sched().now() + 5s);
     done = one();
   }
   if (!w.failure())
     if (auto v = one_cluster_at_end(w, n))
       result.failure = std::move(v);
+}
+
+} // namespace
+
+scenario_result run_merge_scenario(uint64_t seed, cluster::planted_bug bug) {
+  world_settings ws;
+  ws.bug = bug;
+  groups g;
+  membership_world* wp = nullptr;
+  // The supervisor: a stopped node restarts after 0.5-2 s as a new
+  // incarnation with every node as a seed (node 0 first).
+  ws.on_stop = [&](size_t i, const cluster::self_stop&) {
+    auto& w = *wp;
+    w.sched().at(w.sched().now() + w.random().between(500ms, 2s), [&w, &g, i] {
+      if (!w.alive(i))
+        w.start(i, g.all);
+    });
+  };
+  membership_world w{seed, ws};
+  wp = &w;
+  size_t n = 2 + w.random().below(7);
+  size_t split = 1 + w.random().below(n - 1);
+  for (size_t i = 0; i < n; ++i) {
+    w.add_node();
+    g.all.push_back(i);
+    (i < split ? g.a : g.b).push_back(i);
+  }
+  form_apart(w, g);
+  auto heal_at = connect_later(w, g);
+  scenario_result result;
+  result.seed = seed;
+  result.nodes = n;
+  run_to_one_cluster(w, n, heal_at, result);
   conclude(result, w);
   return result;
 }
