@@ -102,6 +102,13 @@ TEST_CASE("merge sim: the one-cluster checker rejects a node outside the "
   REQUIRE(v);
   CHECK(v->checker == "one_cluster_at_end");
   CHECK_THAT(v->detail, Catch::Contains("node 3 is in no cluster"));
+  // Nodes 0 and 1 still list the crashed node 2 as a member.
+  CHECK_THAT(v->detail, Catch::Contains("node 0's view does not hold exactly "
+                                        "the live nodes"));
+  // Told to expect four running nodes, it also names the missing one.
+  auto counted = one_cluster_at_end(w, 4);
+  REQUIRE(counted);
+  CHECK_THAT(counted->detail, Catch::Contains("3 of 4 nodes are running"));
 }
 
 TEST_CASE("merge sim: the one-cluster checker catches a planted loser that "
