@@ -169,14 +169,12 @@ cluster_incarnation membership_engine::judge(const unique_address& from,
       to_string(incarnation()), self_side.size));
     return incarnation();
   }
+  // The judge is the older side, so it leaves only as the smaller one.
   leave_for_merge(other.incarnation,
                   fmt::format("it has {} members and the other ({}, met via "
-                              "{}) {}{}",
+                              "{}) has {}",
                               self_side.size, to_string(other.incarnation),
-                              to_string(from), other.size,
-                              self_side.size == other.size
-                                ? ", and this incarnation is the younger"
-                                : ""),
+                              to_string(from), other.size),
                   t, out);
   return {};
 }
