@@ -63,6 +63,8 @@ struct coordinator_state {
   // The last cause logged per contact point ("" once it answered).
   std::map<contact_point, std::string> probe_errors;
   std::string discovery_error;
+  // The cluster endpoints last handed to the incarnation probe.
+  std::vector<cluster::endpoint> contacts;
   runtime::logger log{"bootstrap"};
 };
 
@@ -135,6 +137,13 @@ void start_probe(coordinator self, const probe& p) {
         }
         execute(self, s.process->on_probe_answer(id, std::move(*answer),
                                                  s.clock->now()));
+        // The cluster probes these for a second cluster of its name, also
+        // after bootstrap is done (cluster_handle::set_contact_endpoints).
+        if (auto eps = s.process->answered_cluster_endpoints();
+            eps != s.contacts) {
+          s.contacts = eps;
+          s.cluster.set_contact_endpoints(std::move(eps));
+        }
       },
       [self, point, id](const caf::error& err) {
         auto text = runtime::error_message(err);
